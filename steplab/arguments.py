@@ -1,0 +1,84 @@
+"""What `TrainingArguments` checks and derives: its refusals, warmup steps and the step intervals.
+
+Messages are the real Trainer's, word for word (Python 3.11 prints enum members as `IntervalStrategy.STEPS`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from steplab.errors import TrainerRefusal
+from steplab.profiles import TrainerProfile
+from steplab.setup import TrainingSetup
+
+ENUM_NAMES = {"no": "IntervalStrategy.NO", "steps": "IntervalStrategy.STEPS", "epoch": "IntervalStrategy.EPOCH"}
+
+
+def check_arguments(setup: TrainingSetup, profile: TrainerProfile) -> None:
+    """Raise `TrainerRefusal` where `TrainingArguments(...)` itself would raise for this setup."""
+    if profile.framework != "transformers":
+        return
+    if profile.warmup_steps_ratio is False and setup.warmup_ratio is not None and not 0 <= setup.warmup_ratio <= 1:
+        raise TrainerRefusal("ValueError", "warmup_ratio must lie in range [0,1]", "warmup_ratio")
+    if not profile.warmup_steps_ratio and not isinstance(setup.warmup_steps, int):
+        raise TrainerRefusal(
+            "ValueError", "warmup_steps must be of type int and must be 0 or a positive integer.", "warmup_steps"
+        )
+    if setup.eval_strategy == "steps" and not setup.eval_steps and not setup.logging_steps:
+        raise TrainerRefusal(
+            "ValueError",
+            f"evaluation strategy {ENUM_NAMES['steps']} requires either non-zero --eval_steps or --logging_steps",
+            "eval_steps",
+        )
+    if setup.logging_strategy == "steps" and setup.logging_steps == 0:
+        raise TrainerRefusal(
+            "ValueError", f"logging strategy {ENUM_NAMES['steps']} requires non-zero --logging_steps", "logging_steps"
+        )
+    for kind in ("logging", "eval", "save"):
+        value = effective_interval_setting(setup, kind)
+        if getattr(setup, f"{kind}_strategy") == "steps" and value is not None and value > 1 and value != int(value):
+            raise TrainerRefusal("ValueError", f"--{kind}_steps must be an integer if bigger than 1: {value}", f"{kind}_steps")
+    if setup.lr_scheduler_type == "reduce_lr_on_plateau" and setup.eval_strategy == "no":
+        raise TrainerRefusal(
+            "ValueError", "lr_scheduler_type reduce_lr_on_plateau requires an eval strategy", "lr_scheduler_type"
+        )
+
+
+def effective_interval_setting(setup: TrainingSetup, kind: str) -> float | None:
+    """`eval_steps` falls back to `logging_steps` when evaluation is by steps and no interval is given."""
+    value = getattr(setup, f"{kind}_steps")
+    if kind == "eval" and setup.eval_strategy == "steps" and not value:
+        return setup.logging_steps
+    return value
+
+
+def interval_steps(value: float | None, max_steps: int) -> int | None:
+    """`TrainerState.compute_steps`: a value below 1 is a fraction of `max_steps`, rounded up."""
+    if value is None:
+        return None
+    return math.ceil(max_steps * value) if value < 1 else int(value)
+
+
+def warmup_ratio_in_use(setup: TrainingSetup, profile: TrainerProfile) -> float | None:
+    """The ratio that decides warmup, if any: 5.x reads `warmup_steps < 1` as one (and copies `warmup_ratio` in)."""
+    if profile.warmup_steps_ratio:
+        if setup.warmup_ratio is not None:
+            return setup.warmup_ratio if setup.warmup_ratio < 1 else None
+        return setup.warmup_steps if setup.warmup_steps < 1 else None
+    if setup.warmup_steps > 0:
+        return None
+    return setup.warmup_ratio or 0.0
+
+
+def warmup_steps(setup: TrainingSetup, profile: TrainerProfile, max_steps: int) -> int:
+    """`TrainingArguments.get_warmup_steps(max_steps)` of the profile's release, in its own float arithmetic.
+
+    5.x: `int(warmup_steps)` if it is at least 1, else `ceil(max_steps * warmup_steps)`; 5.0–5.8 first copy a
+    given `warmup_ratio` into `warmup_steps`. 4.x: `warmup_steps` if positive, else `ceil(max_steps * warmup_ratio)`.
+    """
+    if profile.warmup_steps_ratio:
+        value = setup.warmup_ratio if setup.warmup_ratio is not None else setup.warmup_steps
+        return int(value) if value >= 1 else math.ceil(max_steps * value)
+    if setup.warmup_steps > 0:
+        return int(setup.warmup_steps)
+    return math.ceil(max_steps * (setup.warmup_ratio or 0.0))

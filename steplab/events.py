@@ -1,0 +1,68 @@
+"""When the Trainer logs, evaluates and saves (`DefaultFlowCallback`), by step, by epoch and at the last step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from steplab.arguments import effective_interval_setting, interval_steps
+from steplab.plan import Plan
+
+KINDS = ("eval", "save", "log")
+
+
+@dataclass(frozen=True)
+class Events:
+    """The optimizer steps after which one kind of event happens, kept compact for very long runs.
+
+    Steps listed twice happen twice (4.46 writes the last checkpoint again at the end of the epoch).
+    """
+
+    every: int | None  # by "steps": every multiple of this ...
+    upto: int  # ... up to this step
+    epoch_ends: tuple[int, ...]  # by "epoch": the step count at the end of every epoch loop iteration
+    final: tuple[int, ...]  # extra events at the last step
+
+    def count(self) -> int:
+        periodic = self.upto // self.every if self.every else 0
+        return periodic + len(self.epoch_ends) + len(self.final)
+
+    def steps(self, limit: int | None = None) -> list[int]:
+        """All event steps in order (at most `limit` of them)."""
+        periodic = range(self.every, self.upto + 1, self.every) if self.every else range(0)
+        if limit is not None:
+            periodic = periodic[:limit]
+        merged = sorted([*periodic, *self.epoch_ends, *self.final])
+        return merged if limit is None else merged[:limit]
+
+
+def _strategy(plan: Plan, kind: str) -> str:
+    name = "logging" if kind == "log" else kind
+    return getattr(plan.setup, f"{name}_strategy")
+
+
+def interval(plan: Plan, kind: str) -> int | None:
+    """The `*_steps` interval in steps, after a ratio below 1 is turned into steps of `max_steps`."""
+    name = "logging" if kind == "log" else kind
+    return interval_steps(effective_interval_setting(plan.setup, name), plan.max_steps)
+
+
+def events(plan: Plan, kind: str) -> Events:
+    """The steps at which `kind` ('eval', 'save' or 'log') happens in this plan."""
+    if plan.profile.framework != "transformers":
+        return Events(None, 0, (), ())
+    strategy = _strategy(plan, kind)
+    steps_done = plan.optimizer_steps
+    every = interval(plan, kind) if strategy == "steps" else None
+    if every is not None and every <= 0:
+        every = None
+    reached_end = plan.max_steps > 0 and steps_done >= plan.max_steps
+    final: list[int] = []
+    if reached_end and kind == "save":
+        forced = strategy != "no" if plan.profile.final_save_any_strategy else strategy == "steps"
+        if forced and not (every and plan.max_steps % every == 0 and strategy == "steps"):
+            final.append(plan.max_steps)
+    if reached_end and kind == "eval" and plan.profile.final_eval and strategy == "steps":
+        if not every or plan.max_steps % every:
+            final.append(plan.max_steps)
+    epoch_ends = tuple(plan.epoch_end_steps()) if strategy == "epoch" else ()
+    return Events(every, steps_done if every else 0, epoch_ends, tuple(final))

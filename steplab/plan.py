@@ -1,0 +1,189 @@
+"""The training plan: what the selected Trainer computes and then really does for a setup."""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from steplab import run
+from steplab.arguments import check_arguments, warmup_steps
+from steplab.dataloader import EpochData, ceil_div, hf_epoch, lightning_epoch
+from steplab.errors import SetupError, TrainerRefusal
+from steplab.profiles import TrainerProfile, get_profile
+from steplab.schedules import METRIC_DRIVEN, check_scheduler, learning_rates
+from steplab.setup import TrainingSetup
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything the Trainer computes at the start of training and what its loop then executes."""
+
+    setup: TrainingSetup
+    profile: TrainerProfile
+    epoch: EpochData
+    num_update_steps_per_epoch: int  # U, as the Trainer computes it
+    max_steps: int  # T: the schedule horizon, "Total optimization steps"
+    epochs_loop: int  # how many times the epoch loop may run ("Num Epochs" in the log)
+    warmup_steps: int
+    total_train_batch_size: int
+    fetched_per_epoch: int  # micro-batches each epoch really draws (fewer than L under the 4.46–4.51 chunk bug)
+    segments: tuple[run.Segment, ...] = field(repr=False)
+
+    @property
+    def micro_batches_per_epoch(self) -> int:
+        return self.epoch.micro_batches
+
+    @property
+    def optimizer_steps(self) -> int:
+        """Optimizer steps the loop really takes (can be fewer than `max_steps` in old releases)."""
+        return run.count_steps(list(self.segments))
+
+    @property
+    def epochs_run(self) -> int:
+        """Epoch loop iterations that really start (the last one may be cut short)."""
+        return run.count_epochs(list(self.segments))
+
+    @property
+    def final_epoch(self) -> float:
+        """`state.epoch` after training: epoch index + micro-batches done in that epoch / L, at the last step."""
+        return final_epoch(list(self.segments), self.epoch.micro_batches)
+
+    def micro_batches_per_step_rle(self) -> list[list[int]]:
+        """`[micro_batches, repeat]` pairs of every optimizer step in order."""
+        return step_sizes_rle(list(self.segments))
+
+    def epoch_end_steps(self) -> list[int]:
+        """`global_step` at the end of every epoch loop iteration."""
+        return epoch_end_steps(list(self.segments))
+
+    def learning_rates(self, first: int = 1, last: int | None = None) -> np.ndarray:
+        """The learning rate each optimizer step k = first..last uses: learning_rate × λ(k − 1)."""
+        last = self.optimizer_steps if last is None else last
+        if self.setup.lr_scheduler_type in METRIC_DRIVEN:
+            return np.full(max(0, last - first + 1), self.setup.learning_rate)
+        return learning_rates(
+            self.setup.lr_scheduler_type, last, first=first, warmup_steps=self.warmup_steps,
+            total_steps=self.max_steps, kwargs=self.setup.scheduler_kwargs,
+            learning_rate=self.setup.learning_rate, profile=self.profile.id,
+        )
+
+
+def final_epoch(segments: list[run.Segment], length: int) -> float:
+    start = run.count_epochs(segments)
+    for segment in reversed(segments):
+        start -= len(segment.epochs) * segment.repeat
+        for i in reversed(range(len(segment.epochs))):
+            epoch = segment.epochs[i]
+            if epoch.runs:
+                index = start + (segment.repeat - 1) * len(segment.epochs) + i
+                return index + epoch.runs[-1].last_end / length
+    return 0
+
+
+def step_sizes_rle(segments: list[run.Segment]) -> list[list[int]]:
+    pairs: list[list[int]] = []
+    for epoch in run.iter_epochs(segments):
+        for step_run in epoch.runs:
+            if pairs and pairs[-1][0] == step_run.size:
+                pairs[-1][1] += step_run.count
+            else:
+                pairs.append([step_run.size, step_run.count])
+    return pairs
+
+
+def epoch_end_steps(segments: list[run.Segment]) -> list[int]:
+    ends: list[int] = []
+    total = 0
+    for epoch in run.iter_epochs(segments):
+        total += epoch.steps
+        ends.append(total)
+    return ends
+
+
+def _epoch_data(setup: TrainingSetup, profile: TrainerProfile) -> EpochData:
+    if profile.framework == "lightning":
+        return lightning_epoch(
+            setup.num_samples, setup.per_device_train_batch_size, setup.world_size,
+            setup.dataloader_drop_last, setup.limit_train_batches,
+        )
+    return hf_epoch(setup.num_samples, setup.per_device_train_batch_size, setup.world_size, setup.dataloader_drop_last)
+
+
+def _fetched(setup: TrainingSetup, profile: TrainerProfile, length: int) -> int:
+    """Micro-batches an epoch draws: 4.46–4.51 size the last chunk by num_samples % GA, not by L % GA."""
+    ga = setup.gradient_accumulation_steps
+    if not profile.last_chunk_from_samples or ga == 1:
+        return length
+    remainder = setup.num_samples % ga or ga
+    return min(length, (length // ga) * ga + remainder)
+
+
+def _horizon(setup: TrainingSetup, profile: TrainerProfile, length: int) -> tuple[int, int, int]:
+    """(U, T, epoch loop count) as the Trainer computes them before training."""
+    ga = setup.gradient_accumulation_steps
+    if profile.framework == "lightning":
+        if setup.num_train_epochs != int(setup.num_train_epochs):
+            raise SetupError(
+                "num_train_epochs", "Lightning's max_epochs is a whole number of epochs.",
+                "Lightning 的 max_epochs 只能是整数轮。",
+            )
+        per_epoch = ceil_div(length, ga)
+        epochs = max(int(setup.num_train_epochs), 1)
+        total = per_epoch * epochs
+        if setup.max_steps > 0:
+            total = min(total, setup.max_steps)
+        return per_epoch, total, int(setup.num_train_epochs)
+    if length == 0:
+        if profile.empty_loader_error:
+            raise TrainerRefusal(*profile.empty_loader_error)
+        if setup.max_steps > 0:
+            return setup.max_steps, setup.max_steps, sys.maxsize
+        raise TrainerRefusal(
+            "ValueError",
+            f"args.max_steps must be set to a positive value if dataloader does not have a length, was {setup.max_steps}",
+        )
+    per_epoch = max(ceil_div(length, ga) if profile.round_updates_up else length // ga, 1)
+    if setup.max_steps > 0:
+        return per_epoch, setup.max_steps, ceil_div(setup.max_steps, per_epoch)
+    return per_epoch, math.ceil(setup.num_train_epochs * per_epoch), math.ceil(setup.num_train_epochs)
+
+
+@lru_cache(maxsize=512)
+def make_plan(setup: TrainingSetup) -> Plan:
+    """Plan a setup under its `trainer` profile.
+
+    Raises `TrainerRefusal` where the real Trainer would refuse the configuration, with its error type
+    and message, and `SetupError` for input no Trainer can take.
+    """
+    profile = get_profile(setup.trainer)
+    check_arguments(setup, profile)
+    epoch = _epoch_data(setup, profile)
+    per_epoch, total, epochs_loop = _horizon(setup, profile, epoch.micro_batches)
+    warmup = warmup_steps(setup, profile, total)
+    if setup.lr_scheduler_type not in METRIC_DRIVEN:
+        check_scheduler(
+            setup.lr_scheduler_type, setup.scheduler_kwargs, profile=profile.id,
+            learning_rate=setup.learning_rate, warmup_steps=warmup, total_steps=total,
+        )
+    fetched = _fetched(setup, profile, epoch.micro_batches)
+    rule = run.AccumulationRule(setup.gradient_accumulation_steps, profile.running_count)
+    if epoch.micro_batches:
+        segments = run.simulate(rule, epoch.micro_batches, fetched, epochs_loop, total)
+    else:  # the first epoch yields no batch: the Trainer stops after it
+        segments = [run.Segment((run.EpochSteps((), 0),), 1)]
+    return Plan(
+        setup=setup,
+        profile=profile,
+        epoch=epoch,
+        num_update_steps_per_epoch=per_epoch,
+        max_steps=total,
+        epochs_loop=epochs_loop,
+        warmup_steps=warmup,
+        total_train_batch_size=setup.per_device_train_batch_size * setup.gradient_accumulation_steps * setup.world_size,
+        fetched_per_epoch=fetched,
+        segments=tuple(segments),
+    )

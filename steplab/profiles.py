@@ -1,0 +1,71 @@
+"""Trainer profiles: how each framework release turns micro-batches into optimizer steps.
+
+Each profile is named after the release whose real runs it matches; `releases` is the range it stands
+for (read from the code of those releases, see `reference/trainer-math.md` §1.4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TrainerProfile:
+    """The behaviours that differ between Trainer releases."""
+
+    id: str
+    framework: str  # "transformers" or "lightning"
+    matched: str  # the release whose real runs this profile reproduces
+    releases: str  # the range of releases it stands for
+    round_updates_up: bool  # updates per epoch: ceil(L / GA) (True) or floor(L / GA) (False)
+    running_count: bool  # GA groups follow one running micro-batch count that never resets (≤ 4.46)
+    last_chunk_from_samples: bool  # the epoch's last chunk asks for num_samples % GA micro-batches (4.46–4.51)
+    final_eval: bool  # eval_strategy "steps" also evaluates at the last step (5.x)
+    final_save_any_strategy: bool  # the last-step checkpoint is written for any save strategy (4.46)
+    warmup_steps_ratio: bool  # warmup_steps < 1 is a ratio and warmup_ratio is the deprecated alias (5.x)
+    empty_loader_error: tuple[str, str] | None  # a refusal for an empty dataloader in every mode (4.46)
+    log_block: str  # which "***** Running training *****" block it prints: "5", "4" or "lightning"
+
+
+PROFILES: dict[str, TrainerProfile] = {
+    p.id: p
+    for p in (
+        TrainerProfile(
+            id="hf-5", framework="transformers", matched="transformers 5.24.0", releases="5.0 – 5.x",
+            round_updates_up=True, running_count=False, last_chunk_from_samples=False,
+            final_eval=True, final_save_any_strategy=False, warmup_steps_ratio=True,
+            empty_loader_error=None, log_block="5",
+        ),
+        TrainerProfile(
+            id="hf-4.57", framework="transformers", matched="transformers 4.57.6", releases="4.52 – 4.57",
+            round_updates_up=True, running_count=False, last_chunk_from_samples=False,
+            final_eval=False, final_save_any_strategy=False, warmup_steps_ratio=False,
+            empty_loader_error=None, log_block="4",
+        ),
+        TrainerProfile(
+            id="hf-4.51", framework="transformers", matched="transformers 4.51.3", releases="4.47 – 4.51",
+            round_updates_up=False, running_count=False, last_chunk_from_samples=True,
+            final_eval=False, final_save_any_strategy=False, warmup_steps_ratio=False,
+            empty_loader_error=None, log_block="4",
+        ),
+        TrainerProfile(
+            id="hf-4.46", framework="transformers", matched="transformers 4.46.3", releases="4.28 – 4.46",
+            round_updates_up=False, running_count=True, last_chunk_from_samples=True,
+            final_eval=False, final_save_any_strategy=True, warmup_steps_ratio=False,
+            empty_loader_error=("TypeError", "object of type 'NoneType' has no len()"), log_block="4",
+        ),
+        TrainerProfile(
+            id="lightning-2", framework="lightning", matched="lightning 2.6.6", releases="PyTorch Lightning 2.x",
+            round_updates_up=True, running_count=False, last_chunk_from_samples=False,
+            final_eval=False, final_save_any_strategy=False, warmup_steps_ratio=True,
+            empty_loader_error=None, log_block="lightning",
+        ),
+    )
+}
+
+DEFAULT_PROFILE = "hf-5"
+
+
+def get_profile(profile_id: str) -> TrainerProfile:
+    """The profile with this id (KeyError for an unknown one)."""
+    return PROFILES[profile_id]
