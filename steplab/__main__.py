@@ -1,0 +1,5 @@
+import sys
+
+from steplab.cli import main
+
+sys.exit(main())

@@ -1,0 +1,98 @@
+"""`python -m steplab plan [CONFIG.yaml] [--set KEY=VALUE ...] [--trainer PROFILE] [--lr-per-step]`.
+
+Prints one JSON object. Exit 0 on success, 2 for invalid input (one line on stderr naming the field),
+3 when the real Trainer would refuse the configuration (`trainer_error` in the JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from steplab.errors import SetupError, TrainerRefusal
+from steplab.events import events
+from steplab.plan import Plan, make_plan
+from steplab.profiles import PROFILES
+from steplab.setup import setup_from_mapping
+from steplab.warnings import plan_warnings
+
+
+def plan_to_json(plan: Plan, lr_per_step: bool = False, unknown: list[str] | None = None) -> dict[str, Any]:
+    """The plan as the CLI's stable JSON object."""
+    result: dict[str, Any] = {
+        "trainer": plan.profile.id,
+        "max_steps": plan.max_steps,
+        "optimizer_steps": plan.optimizer_steps,
+        "num_update_steps_per_epoch": plan.num_update_steps_per_epoch,
+        "micro_batches_per_epoch": plan.micro_batches_per_epoch,
+        "total_train_batch_size": plan.total_train_batch_size,
+        "num_train_epochs_loop": plan.epochs_loop,
+        "final_epoch": plan.final_epoch,
+        "warmup_steps": plan.warmup_steps,
+        "micro_batches_per_step_rle": plan.micro_batches_per_step_rle(),
+        "eval_at_steps": events(plan, "eval").steps(),
+        "save_at_steps": events(plan, "save").steps(),
+        "log_at_steps": events(plan, "log").steps(),
+        "warnings": [{"code": w.code, "message": w.message("en")} for w in plan_warnings(plan)],
+        "unknown_keys": unknown or [],
+    }
+    if lr_per_step:
+        result["learning_rates"] = plan.learning_rates().tolist()
+    return result
+
+
+def _parse_value(text: str) -> Any:
+    """A --set value: JSON when it parses (numbers, true/false, {...}), else the plain string."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+    values: dict[str, Any] = {}
+    ignored: list[str] = []
+    if args.config:
+        from steplab.config_io import read_config
+
+        imported = read_config(Path(args.config).read_bytes())
+        values.update(imported.values)
+        ignored = list(imported.ignored)
+    for item in args.set or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise SetupError("--set", f"expected KEY=VALUE, got {item!r}.", f"应为 KEY=VALUE,收到 {item!r}。")
+        values[key.strip()] = _parse_value(raw)
+    if args.trainer:
+        values["trainer"] = args.trainer
+    return values, ignored
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m steplab", description="Plan a training run like the HF Trainer.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    plan_cmd = sub.add_parser("plan", help="print the plan of a setup as JSON")
+    plan_cmd.add_argument("config", nargs="?", help="a LLaMA-Factory or HF training YAML")
+    plan_cmd.add_argument("--set", action="append", metavar="KEY=VALUE", help="set a field (repeatable)")
+    plan_cmd.add_argument("--trainer", choices=sorted(PROFILES), help="Trainer profile (default hf-5)")
+    plan_cmd.add_argument("--lr-per-step", action="store_true", help="include the learning rate of every step")
+    args = parser.parse_args(argv)
+    try:
+        values, ignored = _read_values(args)
+        if "num_samples" not in values:
+            raise SetupError("num_samples", "is required (in the YAML or with --set num_samples=N).",
+                             "必须给出(在 YAML 中或用 --set num_samples=N)。")
+        setup, unknown = setup_from_mapping(values)
+        plan = make_plan(setup)
+    except TrainerRefusal as refusal:
+        print(json.dumps({"trainer_error": refusal.as_dict()}, ensure_ascii=False))
+        return 3
+    except (SetupError, ValueError, OSError) as error:
+        message = error.message("en") if hasattr(error, "message") and callable(error.message) else str(error)
+        print(f"error: {message}".splitlines()[0], file=sys.stderr)
+        return 2
+    print(json.dumps(plan_to_json(plan, args.lr_per_step, [k for k in unknown if k not in ignored]), ensure_ascii=False))
+    return 0

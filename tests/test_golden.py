@@ -1,0 +1,80 @@
+"""Every case recorded from a real Trainer run (`../shared/golden/`), every field, for every profile."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from golden import golden_cases, hf_setup_values, lightning_setup_values
+
+from steplab.errors import TrainerRefusal
+from steplab.events import events
+from steplab.plan import make_plan
+from steplab.setup import setup_from_mapping
+from steplab.warnings import plan_warnings
+
+HF_PROFILES = ("hf-5", "hf-4.57", "hf-4.51", "hf-4.46")
+HF_CASES = [(p, cid, case, result) for p in HF_PROFILES for cid, case, result in golden_cases(p)]
+LIGHTNING_CASES = golden_cases("lightning-2")
+
+
+def plan_fields(plan) -> dict:
+    return {
+        "state_max_steps": plan.max_steps,
+        "optimizer_steps": plan.optimizer_steps,
+        "num_update_steps_per_epoch": plan.num_update_steps_per_epoch,
+        "micro_batches_per_epoch": plan.micro_batches_per_epoch,
+        "total_train_batch_size": plan.total_train_batch_size,
+        "final_epoch": plan.final_epoch,
+        "warmup_steps_computed": plan.warmup_steps,
+        "micro_batches_per_step_rle": plan.micro_batches_per_step_rle(),
+        "eval_at_steps": events(plan, "eval").steps(),
+        "save_at_steps": events(plan, "save").steps(),
+        "log_at_steps": events(plan, "log").steps(),
+        "num_train_epochs_loop": plan.epochs_loop,
+    }
+
+
+def is_removed_warmup_ratio(profile: str, result: dict) -> bool:
+    return profile == "hf-5" and result.get("error_type") == "TypeError" and "warmup_ratio" in result.get("error", "")
+
+
+@pytest.mark.parametrize(("profile", "case_id", "case", "result"), HF_CASES, ids=[f"{p}-{c}" for p, c, _, _ in HF_CASES])
+def test_hf_golden_case(profile, case_id, case, result):
+    setup, unknown = setup_from_mapping(hf_setup_values(case, profile))
+    assert unknown == []
+    if is_removed_warmup_ratio(profile, result):
+        # 5.24 removed warmup_ratio; hf-5 stands for 5.0-5.8 too (LLaMA-Factory's pinned range), which still take it.
+        # So StepLab plans it with the 5.0-5.8 alias rule and warns with the newest release's exact error.
+        plan = make_plan(setup)
+        warning = next(w for w in plan_warnings(plan) if w.code == "warmup_ratio_deprecated")
+        assert result["error"] in warning.message("en")
+        ratio_as_steps = make_plan(setup.replace(warmup_ratio=None, warmup_steps=case["warmup_ratio"]))
+        assert plan_fields(plan) == plan_fields(ratio_as_steps)
+        return
+    if result["status"] == "error":
+        with pytest.raises(TrainerRefusal) as refusal:
+            make_plan(setup)
+        assert (refusal.value.error_type, refusal.value.message) == (result["error_type"], result["error"])
+        return
+    plan = make_plan(setup)
+    expected = {k: v for k, v in result.items() if k not in ("status", "lr_per_step")}
+    assert plan_fields(plan) == expected
+    np.testing.assert_allclose(plan.learning_rates(), result["lr_per_step"], rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize(("case_id", "case", "result"), LIGHTNING_CASES, ids=[c for c, _, _ in LIGHTNING_CASES])
+def test_lightning_golden_case(case_id, case, result):
+    setup, _ = setup_from_mapping(lightning_setup_values(case))
+    plan = make_plan(setup)
+    assert plan.max_steps == result["estimated_stepping_batches"] == result["schedule_total_steps"]
+    assert plan.optimizer_steps == result["optimizer_steps"]
+    assert plan.micro_batches_per_epoch == result["num_training_batches"]
+    assert plan.micro_batches_per_step_rle() == result["micro_batches_per_step_rle"]
+    assert plan.final_epoch == result["final_current_epoch"]
+    assert plan.warmup_steps == result["schedule_warmup_steps"]
+    if case["scheduler_frequency"] == 1:
+        np.testing.assert_allclose(plan.learning_rates(), result["lr_per_step"], rtol=1e-12, atol=0)
+    else:
+        # StepLab steps the scheduler once per optimizer step (frequency 1, as the HF Trainer does); a Lightning
+        # scheduler with frequency > 1 counts micro-batches instead, which StepLab does not model.
+        assert len(result["lr_per_step"]) == plan.optimizer_steps

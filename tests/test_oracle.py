@@ -1,0 +1,69 @@
+"""Differential test: the real transformers Trainer (5.x, CPU, tiny model) against the `hf-5` profile."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from oracle import run_trainer
+
+from steplab.errors import TrainerRefusal
+from steplab.events import events
+from steplab.plan import make_plan
+from steplab.setup import setup_from_mapping
+
+pytestmark = pytest.mark.oracle
+
+SCHEDULES = st.sampled_from([
+    ("linear", {}), ("cosine", {}), ("cosine", {"num_cycles": 1.5}), ("cosine_with_restarts", {"num_cycles": 2}),
+    ("polynomial", {"power": 2.0}), ("constant", {}), ("constant_with_warmup", {}), ("inverse_sqrt", {}),
+    ("cosine_with_min_lr", {"min_lr_rate": 0.1}), ("cosine_warmup_with_min_lr", {"min_lr": 1e-6}),
+    ("warmup_stable_decay", {"num_decay_steps": 3}), ("cosine_with_min_lr", {}),
+])
+INTERVAL = st.one_of(st.integers(1, 25), st.sampled_from([0.1, 0.25, 0.2, 0.5, 1.0]))
+
+
+@st.composite
+def configs(draw):
+    schedule, kwargs = draw(SCHEDULES)
+    config = {
+        "num_samples": draw(st.integers(1, 160)),
+        "per_device_train_batch_size": draw(st.integers(1, 9)),
+        "gradient_accumulation_steps": draw(st.integers(1, 9)),
+        "num_train_epochs": draw(st.sampled_from([0.3, 0.5, 1, 1.1, 1.5, 2, 2.7, 3])),
+        "max_steps": draw(st.sampled_from([-1, -1, -1, 1, 7, 30])),
+        "dataloader_drop_last": draw(st.booleans()),
+        "lr_scheduler_type": schedule,
+        "lr_scheduler_kwargs": kwargs,
+        "warmup_steps": draw(st.one_of(st.integers(0, 12), st.sampled_from([0.07, 0.1, 0.5]))),
+        "eval_strategy": draw(st.sampled_from(["no", "steps", "epoch"])),
+        "eval_steps": draw(INTERVAL),
+        "save_strategy": draw(st.sampled_from(["no", "steps", "epoch"])),
+        "save_steps": draw(INTERVAL),
+        "logging_strategy": draw(st.sampled_from(["steps", "epoch", "no"])),
+        "logging_steps": draw(INTERVAL),
+    }
+    return config
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(configs())
+def test_plan_matches_real_trainer(config):
+    real = run_trainer(config)
+    setup, unknown = setup_from_mapping({**config, "trainer": "hf-5"})
+    assert unknown == []
+    if real["status"] == "error":
+        with pytest.raises(TrainerRefusal) as refusal:
+            make_plan(setup)
+        assert (refusal.value.error_type, refusal.value.message) == (real["error_type"], real["error"])
+        return
+    plan = make_plan(setup)
+    assert plan.max_steps == real["state_max_steps"]
+    assert plan.optimizer_steps == real["optimizer_steps"]
+    assert plan.final_epoch == pytest.approx(real["final_epoch"], rel=1e-12, abs=0)
+    assert plan.micro_batches_per_step_rle() == real["micro_batches_per_step_rle"]
+    assert events(plan, "eval").steps() == real["eval_at_steps"]
+    assert events(plan, "save").steps() == real["save_at_steps"]
+    assert events(plan, "log").steps() == real["log_at_steps"]
+    np.testing.assert_allclose(plan.learning_rates(), real["lr_per_step"], rtol=1e-12, atol=1e-300)
