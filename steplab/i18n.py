@@ -13,12 +13,46 @@ DEFAULT_LANGUAGE = "zh"
 LOCALES = Path(__file__).with_name("locales")
 
 
+def _is_cjk(char: str) -> bool:
+    return "\u3000" <= char <= "\u9fff" or "\uff00" <= char <= "\uffef"
+
+
+FULLWIDTH = {",": "，", ":": "：", ";": "；", "!": "！", "?": "？"}
+
+
+def zh_typography(text: str) -> str:
+    """Chinese punctuation next to Chinese characters: ASCII , : ; ! ? and (…) become full-width.
+
+    Numbers (1,600), code and formulas keep ASCII punctuation: only marks touching a CJK character change.
+    """
+    chars = list(text)
+    opened: list[tuple[int, bool]] = []
+    for i, char in enumerate(chars):
+        before = chars[i - 1] if i else ""
+        after = chars[i + 1] if i + 1 < len(chars) else ""
+        if char in FULLWIDTH and (_is_cjk(before) or (_is_cjk(after) and not before.isdigit())):
+            chars[i] = FULLWIDTH[char]
+        elif char == "(":
+            wide = _is_cjk(before) or _is_cjk(after)
+            opened.append((i, wide))
+            if wide:
+                chars[i] = "（"
+        elif char == ")" and opened:
+            _, wide = opened.pop()
+            if wide or _is_cjk(before):
+                chars[i] = "）"
+    return "".join(chars)
+
+
 @dataclass(frozen=True)
 class Text:
-    """One message in Chinese and English."""
+    """One message in Chinese and English (Chinese punctuation is made full-width)."""
 
     zh: str
     en: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "zh", zh_typography(self.zh))
 
     def get(self, lang: str) -> str:
         return self.en if lang == "en" else self.zh
@@ -37,7 +71,7 @@ def catalogue(lang: str) -> dict[str, str]:
     return yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def t(lang: str, key: str, **values: object) -> str:
+def t(lang: str, key: str, /, **values: object) -> str:
     """The catalogue string `key` in `lang`, formatted with `values`; falls back to Chinese, then the key."""
     text = catalogue(lang).get(key) or catalogue(DEFAULT_LANGUAGE).get(key) or key
     return text.format(**values) if values else text

@@ -1,0 +1,14 @@
+"""StepLab: the entry point only routes. Page config, language, navigation, the shared setup, then the page."""
+
+import streamlit as st
+
+from steplab.i18n import normalise_language
+from steplab_ui import navigation, state
+
+st.set_page_config(page_title="StepLab", page_icon=":material/stairs:", layout="wide")
+page = st.navigation(navigation.navigation(normalise_language(st.session_state.get("lang") or st.query_params.get("lang"))))
+st.session_state[state.SHELL_SETUP] = state.start()
+try:
+    page.run()
+finally:
+    st.session_state.pop(state.SHELL_SETUP, None)

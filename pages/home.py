@@ -1,0 +1,24 @@
+"""Home: what StepLab is, the course setup at a glance, and where to go next."""
+
+import streamlit as st
+
+from steplab.i18n import fmt_int, t
+from steplab_ui import layout, state
+
+setup, error = state.shared_setup()
+lang = state.language()
+layout.header(lang, "home")
+state.show_url_notices(lang)
+plan = layout.plan_or_message(setup, error, lang)
+if plan is not None:
+    s = plan.setup
+    st.markdown(t(lang, "home.current", samples=fmt_int(s.num_samples), batch=s.per_device_train_batch_size,
+                  accumulation=s.gradient_accumulation_steps, gpus=s.world_size, epochs=f"{s.num_train_epochs:g}",
+                  micro=fmt_int(plan.micro_batches_per_epoch), per_epoch=fmt_int(plan.num_update_steps_per_epoch),
+                  total=fmt_int(plan.max_steps), effective=fmt_int(plan.total_train_batch_size)))
+st.subheader(t(lang, "home.where"))
+for path, key in (("pages/calculator.py", "calculator"), ("pages/compare.py", "compare"), ("pages/config.py", "config")):
+    st.page_link(path, label=t(lang, f"page.{key}.title"), icon=":material/arrow_forward:")
+    st.caption(t(lang, f"page.{key}.intro"))
+st.divider()
+st.caption(t(lang, "home.truth"))

@@ -1,0 +1,39 @@
+"""Named scenarios (course default, the chapter's alternatives, edge cases), kept as data in presets.yaml."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from steplab.i18n import Text
+from steplab.setup import TrainingSetup, setup_from_mapping
+
+PRESETS_FILE = Path(__file__).with_name("presets.yaml")
+
+
+@dataclass(frozen=True)
+class Preset:
+    id: str
+    title: Text
+    values: dict[str, Any]
+    model: str | None = None
+
+    def setup(self, **changes: Any) -> TrainingSetup:
+        """The preset as a validated setup (all other fields at the Trainer's defaults)."""
+        return setup_from_mapping({**self.values, **changes})[0]
+
+
+@lru_cache(maxsize=1)
+def presets() -> dict[str, Preset]:
+    data = yaml.safe_load(PRESETS_FILE.read_text(encoding="utf-8"))
+    return {
+        key: Preset(key, Text(item["title"]["zh"], item["title"]["en"]), dict(item["values"]), item.get("model"))
+        for key, item in data.items()
+    }
+
+
+DEFAULT_PRESET = "course_default"

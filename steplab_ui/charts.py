@@ -1,0 +1,70 @@
+"""Figures drawn from a plan (plain plotly; the data comes from the engine)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from steplab.events import events
+from steplab.i18n import fmt_int, t
+from steplab.plan import Plan
+from steplab_ui.layout import COLOURS
+
+MAX_MARKERS = 2000
+
+
+def timeline(plan: Plan, lang: str) -> go.Figure:
+    """Optimizer steps on one axis: epoch boundaries, warmup, evaluations, checkpoints and the last step."""
+    figure = go.Figure()
+    last = max(plan.optimizer_steps, 1)
+    horizon = max(plan.max_steps, last)
+    if plan.warmup_steps:
+        figure.add_vrect(x0=0, x1=min(plan.warmup_steps, horizon), fillcolor=COLOURS["accumulation"], opacity=0.15,
+                         line_width=0, annotation_text=t(lang, "timeline.warmup"), annotation_position="top left")
+    ends = plan.epoch_end_steps()[:MAX_MARKERS]
+    figure.add_trace(go.Scatter(
+        x=ends, y=[0.5] * len(ends), mode="markers", name=t(lang, "timeline.epoch_end"),
+        marker={"symbol": "line-ns-open", "size": 40, "color": COLOURS["epoch"], "line": {"width": 3}},
+        hovertemplate=t(lang, "timeline.epoch_hover") + "<extra></extra>",
+        customdata=list(range(1, len(ends) + 1)),
+    ))
+    for kind, y, symbol, colour in (("eval", 0.75, "diamond", "eval"), ("save", 0.25, "square", "checkpoint")):
+        steps = events(plan, kind).steps(limit=MAX_MARKERS)
+        figure.add_trace(go.Scatter(
+            x=steps, y=[y] * len(steps), mode="markers", name=t(lang, f"timeline.{kind}"),
+            marker={"symbol": symbol, "size": 12, "color": COLOURS[colour]},
+            hovertemplate=t(lang, f"timeline.{kind}_hover") + "<extra></extra>",
+        ))
+    figure.add_trace(go.Scatter(
+        x=[plan.optimizer_steps], y=[0.5], mode="markers+text", name=t(lang, "timeline.stop"),
+        marker={"symbol": "x", "size": 14, "color": COLOURS["update"]},
+        text=[t(lang, "timeline.stop_label", step=fmt_int(plan.optimizer_steps))], textposition="bottom center",
+        hovertemplate=t(lang, "timeline.stop_hover") + "<extra></extra>",
+    ))
+    figure.update_layout(
+        height=210, margin={"l": 10, "r": 10, "t": 30, "b": 40}, showlegend=True,
+        legend={"orientation": "h", "y": 1.25, "x": 0},
+        xaxis={"title": t(lang, "timeline.x"), "range": [0, horizon * 1.03 + 1], "separatethousands": True},
+        yaxis={"visible": False, "range": [0, 1]},
+    )
+    return figure
+
+
+def timeline_sentence(plan: Plan, lang: str) -> str:
+    """The strip in one sentence (also its text alternative)."""
+    per_epoch = plan.num_update_steps_per_epoch
+    parts = [t(lang, "timeline.summary", steps=fmt_int(plan.optimizer_steps), per_epoch=fmt_int(per_epoch),
+               epochs=f"{plan.final_epoch:.3g}")]
+    from steplab.events import interval
+
+    if plan.setup.eval_strategy == "steps" and (every := interval(plan, "eval")):
+        ratio = every / per_epoch if per_epoch else 0
+        if abs(ratio - round(ratio)) < 1e-9 and round(ratio) == 1:
+            rhythm = t(lang, "timeline.once_per_epoch")
+        elif ratio < 1 and abs(1 / ratio - round(1 / ratio)) < 1e-9:
+            rhythm = t(lang, "timeline.times_per_epoch", times=round(1 / ratio))
+        else:
+            rhythm = t(lang, "timeline.every_epochs", epochs=f"{ratio:.3g}")
+        parts.append(t(lang, "timeline.eval_rhythm", every=fmt_int(every), rhythm=rhythm))
+    elif plan.setup.eval_strategy == "epoch":
+        parts.append(t(lang, "timeline.eval_epoch"))
+    return " ".join(parts)

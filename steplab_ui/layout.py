@@ -1,0 +1,59 @@
+"""Page chrome shared by the pages: title, the plan or a clear message, and the palette."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from steplab.errors import SetupError, TrainerRefusal
+from steplab.i18n import t
+from steplab.plan import Plan, make_plan
+from steplab.setup import TrainingSetup
+from steplab.warnings import Warning
+
+# One colour per concept, the same everywhere (Okabe–Ito).
+COLOURS = {
+    "sample": "#999999",
+    "micro_batch": "#0072B2",
+    "accumulation": "#E69F00",
+    "update": "#D55E00",
+    "epoch": "#009E73",
+    "eval": "#CC79A7",
+    "checkpoint": "#56B4E9",
+}
+
+
+def header(lang: str, page: str) -> None:
+    st.title(t(lang, f"page.{page}.title"))
+    st.caption(t(lang, f"page.{page}.intro"))
+
+
+def show_setup_error(error: SetupError, lang: str) -> None:
+    st.error(t(lang, "error.setup", message=error.message(lang)), icon=":material/error:")
+
+
+def show_refusal(refusal: TrainerRefusal, lang: str) -> None:
+    st.error(t(lang, "error.refusal"), icon=":material/block:")
+    st.code(f"{refusal.error_type}: {refusal.message}", language="text", wrap_lines=True)
+    st.caption(t(lang, "error.refusal_hint"))
+
+
+def plan_or_message(setup: TrainingSetup | None, error: SetupError | None, lang: str) -> Plan | None:
+    """The plan of the shared setup, or a clear message in the user's language (never a traceback)."""
+    if error is not None or setup is None:
+        show_setup_error(error, lang)
+        return None
+    try:
+        return make_plan(setup)
+    except TrainerRefusal as refusal:
+        show_refusal(refusal, lang)
+    except SetupError as problem:
+        show_setup_error(problem, lang)
+    return None
+
+
+def show_warnings(warnings: list[Warning], lang: str) -> None:
+    if not warnings:
+        st.success(t(lang, "warnings.none"), icon=":material/check_circle:")
+        return
+    for warning in warnings:
+        st.warning(f"**{warning.text.get(lang)}**  \n{warning.fix.get(lang)}", icon=":material/warning:")

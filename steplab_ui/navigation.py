@@ -1,0 +1,23 @@
+"""The app's pages, grouped, with short stable URL paths (course pages link to them for years)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from steplab.i18n import t
+
+# (section, file, url path, icon); the first page is the home page at "/".
+PAGES = (
+    ("learn", "pages/home.py", "home", ":material/school:"),
+    ("explore", "pages/calculator.py", "calculator", ":material/calculate:"),
+    ("explore", "pages/compare.py", "compare", ":material/compare_arrows:"),
+    ("explore", "pages/config.py", "config", ":material/description:"),
+)
+
+
+def navigation(lang: str) -> dict[str, list[st.Page]]:
+    sections: dict[str, list[st.Page]] = {}
+    for index, (section, path, url, icon) in enumerate(PAGES):
+        page = st.Page(path, title=t(lang, f"page.{url}.title"), url_path=url, icon=icon, default=index == 0)
+        sections.setdefault(t(lang, f"nav.{section}"), []).append(page)
+    return sections

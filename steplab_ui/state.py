@@ -1,0 +1,283 @@
+"""The shared training setup: sidebar controls bound to the URL, presets, and notices for bad URL values.
+
+One source of truth: every field is a widget whose key is the engine's field name, bound to the query
+parameter of the same name (`bind="query-params"`); the engine validates what the widgets hold.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from steplab.errors import SetupError
+from steplab.i18n import LANGUAGES, fmt_int, normalise_language, t
+from steplab.presets import presets
+from steplab.profiles import PROFILES
+from steplab.schedules import SCHEDULER_TYPES
+from steplab.setup import DEFAULTS, STRATEGIES, TrainingSetup, setup_from_mapping
+
+SHELL_SETUP = "_steplab_shell_setup"
+NOTICES = "_steplab_url_notices"
+BIND = "query-params"
+
+# (field, minimum, maximum, default, slider stops) of the main controls; the default is the course setup.
+SAMPLE_STOPS = sorted({*(m * 10**e for e in range(10) for m in (1, 2, 5) if m * 10**e <= 10**9), 1090, 1600})
+MAIN_FIELDS: dict[str, tuple[float, float, float, list[float]]] = {
+    "num_samples": (1, 10**9, 1600, SAMPLE_STOPS),
+    "per_device_train_batch_size": (1, 1024, 4, [1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256, 512, 1024]),
+    "gradient_accumulation_steps": (1, 1024, 8, [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256, 512, 1024]),
+    "world_size": (1, 1024, 1, [1, 2, 3, 4, 6, 8, 16, 32, 64, 128, 256, 512, 1024]),
+    "num_train_epochs": (0.01, 100.0, 3.0, [0.25, 0.5, 0.75, 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100]),
+}
+COURSE_DEFAULTS: dict[str, Any] = {
+    **{name: spec[2] for name, spec in MAIN_FIELDS.items()},
+    "eval_strategy": "steps",
+    "eval_steps": 50.0,
+}
+FLOAT_FIELDS = ("num_train_epochs", "learning_rate", "warmup_steps", "warmup_ratio", "eval_steps", "save_steps",
+                "logging_steps", "limit_train_batches")
+SETUP_KEYS = (
+    *MAIN_FIELDS, "max_steps", "dataloader_drop_last", "trainer", "learning_rate", "lr_scheduler_type",
+    "lr_scheduler_kwargs", "warmup_steps", "warmup_ratio", "eval_strategy", "eval_steps", "save_strategy",
+    "save_steps", "logging_strategy", "logging_steps", "limit_train_batches",
+)
+
+
+def widget_default(name: str) -> Any:
+    """What a control shows when neither the URL nor the user set it: the course setup, else the Trainer's default."""
+    if name in COURSE_DEFAULTS:
+        return COURSE_DEFAULTS[name]
+    value = getattr(DEFAULTS, name)
+    if name == "lr_scheduler_kwargs":
+        return ""
+    if name in ("warmup_steps", "save_steps", "logging_steps", "learning_rate"):
+        return float(value)
+    return value
+
+
+def language() -> str:
+    """The language from the bound `lang` widget (URL `?lang=en`), Chinese by default."""
+    return normalise_language(st.session_state.get("lang", "zh"))
+
+
+def ensure_session() -> None:
+    """Idempotent start of every run: validate raw URL values once per run, before any widget is created."""
+    notices: list[tuple[str, str]] = []
+    for key, raw in st.query_params.to_dict().items():
+        if key == "lang":
+            if raw not in LANGUAGES:
+                notices.append((key, raw))
+            continue
+        if key not in SETUP_KEYS:
+            continue
+        problem = url_value_problem(key, raw)
+        if problem:
+            notices.append((key, raw))
+    st.session_state[NOTICES] = notices
+
+
+def url_value_problem(key: str, raw: str) -> str | None:
+    """Why a URL value cannot be used (None when it can): the engine's validation plus the controls' ranges."""
+    try:
+        value = json.loads(raw) if key not in ("lr_scheduler_type", "trainer", "eval_strategy", "save_strategy",
+                                                "logging_strategy", "lr_scheduler_kwargs") else raw
+    except ValueError:
+        value = raw
+    try:
+        setup_from_mapping({key: value})
+    except SetupError as error:
+        return error.en
+    if key in MAIN_FIELDS:
+        low, high = MAIN_FIELDS[key][:2]
+        if not isinstance(value, int | float) or not low <= value <= high:
+            return "out of range"
+    return None
+
+
+def show_url_notices(lang: str) -> None:
+    for key, raw in st.session_state.get(NOTICES, []):
+        shown = raw if len(raw) <= 40 else raw[:37] + "…"
+        st.warning(t(lang, "url.ignored", key=key, value=shown), icon=":material/link_off:")
+
+
+def _sync_number(name: str) -> None:
+    """The slider moved: copy its stop into the exact input."""
+    st.session_state[name] = st.session_state[f"{name}__slider"]
+
+
+def _sync_slider(name: str) -> None:
+    """The exact input changed: move the slider to the nearest stop."""
+    stops = MAIN_FIELDS[name][3]
+    value = st.session_state.get(name)
+    if value is not None:
+        st.session_state[f"{name}__slider"] = min(stops, key=lambda stop: abs(stop - value))
+
+
+def _default_arg(key: str, default: Any) -> dict[str, Any]:
+    """`value=` only for a widget whose state no callback has set (Streamlit warns about both at once)."""
+    return {} if key in st.session_state else {"value": default}
+
+
+def _default_index(key: str, options: tuple[str, ...]) -> dict[str, Any]:
+    return {} if key in st.session_state else {"index": options.index(widget_default(key))}
+
+
+def _main_control(name: str, lang: str) -> None:
+    """A slider over round stops, paired with an exact number input (the one bound to the URL)."""
+    low, high, default, stops = MAIN_FIELDS[name]
+    is_float = name == "num_train_epochs"
+    slider_slot = st.container()
+    value = st.number_input(
+        t(lang, "field.exact", name=t(lang, f"field.{name}")), min_value=low, max_value=high,
+        **_default_arg(name, float(default) if is_float else int(default)), step=0.5 if is_float else 1,
+        format="%.2f" if is_float else "%d", key=name, bind=BIND, on_change=_sync_slider, args=(name,),
+        help=t(lang, f"help.{name}"),
+    )
+    slider_key = f"{name}__slider"
+    if slider_key not in st.session_state:
+        st.session_state[slider_key] = min(stops, key=lambda stop: abs(stop - value))
+    with slider_slot:
+        st.select_slider(
+            t(lang, f"field.{name}"), options=stops, key=slider_key, help=t(lang, f"help.{name}"),
+            format_func=(lambda v: f"{v:g}") if is_float else fmt_int, on_change=_sync_number, args=(name,),
+        )
+
+
+def apply_values(values: dict[str, Any]) -> None:
+    """Put a whole setup (a preset, an imported YAML, a column) into the shared controls.
+
+    Every control is set, to the given value or to its default: popping a bound widget's state would let
+    the old URL value come back.
+    """
+    for key in SETUP_KEYS:
+        value = values.get(key, widget_default(key))
+        if key == "max_steps":
+            st.session_state["use_max_steps"] = value is not None and value > 0
+            if value is not None and value > 0:
+                st.session_state[key] = int(value)
+            continue
+        if key == "lr_scheduler_kwargs":
+            value = json.dumps(value) if isinstance(value, dict) and value else (value or "")
+        elif key in FLOAT_FIELDS and value is not None:
+            value = float(value)
+        elif key in MAIN_FIELDS and key != "num_train_epochs":
+            value = int(value)
+        st.session_state[key] = value
+    for name, (_, _, default, stops) in MAIN_FIELDS.items():
+        value = st.session_state.get(name, default)
+        st.session_state[f"{name}__slider"] = min(stops, key=lambda stop: abs(stop - value))
+
+
+def _load_preset() -> None:
+    key = st.session_state.get("_preset_choice")
+    if key in presets():
+        preset = presets()[key]
+        apply_values({"eval_strategy": "no", "eval_steps": None, **preset.values})
+
+
+def _advanced(lang: str) -> None:
+    with st.expander(t(lang, "sidebar.advanced"), icon=":material/tune:"):
+        st.toggle(t(lang, "field.dataloader_drop_last"), **_default_arg("dataloader_drop_last", False), key="dataloader_drop_last", bind=BIND,
+                  help=t(lang, "help.dataloader_drop_last"))
+        trainer = st.selectbox(t(lang, "field.trainer"), list(PROFILES), key="trainer", bind=BIND,
+                               help=t(lang, "help.trainer"))
+        st.caption(t(lang, "sidebar.trainer_matched", release=PROFILES[trainer].matched,
+                     releases=PROFILES[trainer].releases))
+        st.number_input(t(lang, "field.learning_rate"), min_value=0.0, max_value=10.0, **_default_arg("learning_rate", 5e-5), step=1e-5,
+                        format="%.2e", key="learning_rate", bind=BIND, help=t(lang, "help.learning_rate"))
+        st.selectbox(t(lang, "field.lr_scheduler_type"), list(SCHEDULER_TYPES), key="lr_scheduler_type", bind=BIND,
+                     help=t(lang, "help.lr_scheduler_type"))
+        st.text_input(t(lang, "field.lr_scheduler_kwargs"), **_default_arg("lr_scheduler_kwargs", ""), key="lr_scheduler_kwargs", bind=BIND,
+                      placeholder='{"num_cycles": 0.5}', help=t(lang, "help.lr_scheduler_kwargs"), max_chars=300)
+        st.number_input(t(lang, "field.warmup_steps"), min_value=0.0, max_value=1e9, **_default_arg("warmup_steps", 0.0), step=1.0,
+                        format="%g", key="warmup_steps", bind=BIND, help=t(lang, "help.warmup_steps"))
+        st.number_input(t(lang, "field.warmup_ratio"), min_value=0.0, max_value=1.0, **_default_arg("warmup_ratio", None), step=0.01,
+                        format="%g", key="warmup_ratio", bind=BIND, help=t(lang, "help.warmup_ratio"),
+                        placeholder=t(lang, "sidebar.unset"))
+        for kind in ("eval", "save", "logging"):
+            st.selectbox(t(lang, f"field.{kind}_strategy"), list(STRATEGIES), key=f"{kind}_strategy", bind=BIND,
+                         **_default_index(f"{kind}_strategy", STRATEGIES), help=t(lang, f"help.{kind}_strategy"))
+            default = widget_default(f"{kind}_steps")
+            st.number_input(t(lang, f"field.{kind}_steps"), min_value=0.0, max_value=1e9, **_default_arg(f"{kind}_steps", default), step=1.0,
+                            format="%g", key=f"{kind}_steps", bind=BIND, help=t(lang, f"help.{kind}_steps"),
+                            placeholder=t(lang, "sidebar.unset"))
+        if st.session_state.get("trainer") == "lightning-2":
+            st.number_input(t(lang, "field.limit_train_batches"), min_value=0.0, max_value=1e12, **_default_arg("limit_train_batches", None),
+                            format="%g", key="limit_train_batches", bind=BIND,
+                            help=t(lang, "help.limit_train_batches"), placeholder=t(lang, "sidebar.unset"))
+
+
+def render_sidebar(lang: str) -> None:
+    """Every shared control, in the sidebar, with a short help in the user's language."""
+    with st.sidebar:
+        st.selectbox(
+            t(lang, "sidebar.preset"), list(presets()), index=None, key="_preset_choice", on_change=_load_preset,
+            format_func=lambda k: presets()[k].title.get(lang), placeholder=t(lang, "sidebar.preset_placeholder"),
+            help=t(lang, "help.preset"),
+        )
+        for name in MAIN_FIELDS:
+            _main_control(name, lang)
+        raw_max = st.query_params.get("max_steps")
+        if "use_max_steps" not in st.session_state:
+            st.session_state["use_max_steps"] = bool(raw_max and url_value_problem("max_steps", raw_max) is None
+                                                     and float(raw_max) > 0)
+        if st.toggle(t(lang, "field.use_max_steps"), key="use_max_steps", help=t(lang, "help.max_steps")):
+            st.number_input(t(lang, "field.max_steps"), min_value=1, max_value=10**9, **_default_arg("max_steps", 100), step=1,
+                            key="max_steps", bind=BIND, help=t(lang, "help.max_steps"))
+        _advanced(lang)
+
+
+def values_from_widgets() -> dict[str, Any]:
+    """The setup fields as the widgets hold them now."""
+    values: dict[str, Any] = {}
+    for key in SETUP_KEYS:
+        if key == "max_steps":
+            values[key] = st.session_state.get("max_steps", -1) if st.session_state.get("use_max_steps") else -1
+        elif key in st.session_state:
+            values[key] = st.session_state[key]
+        else:
+            values[key] = widget_default(key)
+    return values
+
+
+def build_setup(values: dict[str, Any]) -> tuple[TrainingSetup | None, SetupError | None]:
+    try:
+        return setup_from_mapping(values)[0], None
+    except SetupError as error:
+        return None, error
+
+
+def start() -> tuple[TrainingSetup | None, SetupError | None]:
+    """Language, URL check, sidebar, setup: what every run needs before a page draws."""
+    lang = language_control()
+    ensure_session()
+    render_sidebar(lang)
+    return build_setup(values_from_widgets())
+
+
+def shared_setup() -> tuple[TrainingSetup | None, SetupError | None]:
+    """The setup every page shows; when the page runs alone (a cold deep link, a test) it renders the shell itself."""
+    stored = st.session_state.get(SHELL_SETUP)
+    return stored if stored is not None else start()
+
+
+def language_control() -> str:
+    """The language switch, first in the sidebar so every label follows it; kept in the URL as `?lang=en`.
+
+    Not bound with `bind=` because a bound widget stores its *displayed* label in the URL (中文/English).
+    """
+    if "lang" not in st.session_state:
+        st.session_state["lang"] = normalise_language(st.query_params.get("lang"))
+    with st.sidebar:
+        st.segmented_control(
+            "语言 / Language", list(LANGUAGES), key="lang", required=True,
+            format_func=lambda code: {"zh": "中文", "en": "English"}[code], label_visibility="collapsed",
+        )
+    lang = language()
+    if lang == "zh":
+        st.query_params.pop("lang", None)
+    else:
+        st.query_params["lang"] = lang
+    return lang
