@@ -1,0 +1,532 @@
+"""Config import/export: LLaMA-Factory's own examples, edge case 20, hostile input, and the round trip."""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import steplab.config_io as config_io
+from steplab.config_io import (
+    KNOWN_DATASET_ROWS,
+    MAX_BYTES,
+    TRAINING_ARGUMENT_FIELDS,
+    ConfigError,
+    ConfigImport,
+    packed_samples_estimate,
+    read_config,
+    write_config,
+)
+from steplab.errors import SetupError
+from steplab.schedules import SCHEDULER_TYPES
+from steplab.setup import DEFAULTS, PROFILE_IDS, STRATEGIES, setup_from_mapping
+
+EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "llamafactory-examples"
+EXAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))
+SFT = EXAMPLES / "train_lora__qwen3_lora_sft.yaml"
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def sft_text(**extra: object) -> str:
+    """The LLaMA-Factory SFT example, with `max_samples` replaced or keys appended (as YAML text)."""
+    text = SFT.read_text(encoding="utf-8")
+    if "max_samples" in extra:
+        text = text.replace("max_samples: 1000", f"max_samples: {extra.pop('max_samples')}")
+    for key, value in extra.items():
+        text += f"\n{key}: {value}\n"
+    return text
+
+
+def assert_bilingual(error: ConfigError) -> None:
+    en, zh = error.message("en"), error.message("zh")
+    assert en and zh and en != zh
+    assert CJK.search(zh), zh
+    assert "Traceback" not in en and "Traceback" not in zh
+
+
+# --------------------------------------------------------------------------- the 54 real examples
+
+pytestmark = pytest.mark.skipif(not EXAMPLES.is_dir(), reason="shared LLaMA-Factory examples not present")
+
+
+def test_all_54_examples_are_there():
+    assert len(EXAMPLE_FILES) == 54
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.stem)
+def test_every_example_imports_and_makes_a_valid_setup(path):
+    result = read_config(path.read_text(encoding="utf-8"), num_samples=1000)
+    assert isinstance(result, ConfigImport)
+    assert result.flavour == "llamafactory"
+    assert result.values["num_samples"] == 1000
+    assert not result.needs_num_samples
+    setup, unknown = setup_from_mapping(result.values)
+    assert unknown == []
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert setup.per_device_train_batch_size == raw["per_device_train_batch_size"]
+    assert setup.gradient_accumulation_steps == raw.get("gradient_accumulation_steps", 1)
+    assert setup.learning_rate == float(raw["learning_rate"])
+    # every key is accounted for, once
+    assert sorted(result.used + result.ignored) == sorted(str(k) for k in raw)
+    assert "model_name_or_path" in result.ignored
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.stem)
+def test_every_example_imports_without_a_sample_count(path):
+    result = read_config(path.read_text(encoding="utf-8"))
+    if result.needs_num_samples:
+        assert "num_samples" not in result.values
+        assert result.notes
+    else:
+        assert result.sample_source == "datasets"
+        assert result.values["num_samples"] > 0
+        assert result.sample_lines
+
+
+def test_ray_example_gives_world_size():
+    result = read_config((EXAMPLES / "train_lora__qwen3_lora_sft_ray.yaml").read_text(encoding="utf-8"))
+    assert result.values["world_size"] == 4
+    assert "ray_num_workers" in result.used
+
+
+def test_deepspeed_and_commented_eval_notes():
+    result = read_config((EXAMPLES / "train_lora__qwen3_lora_sft_ds3.yaml").read_text(encoding="utf-8"))
+    notes = " ".join(note.en for note in result.notes)
+    assert "deepspeed config file was not read" in notes
+    assert "Evaluation is commented out" in notes
+    assert "deepspeed" in result.ignored
+    assert "world_size" not in result.values
+
+
+# --------------------------------------------------------------------------- edge case 20
+
+
+def test_edge_20_sample_count_1090():
+    result = read_config(sft_text())
+    assert result.values["num_samples"] == 1090
+    assert result.sample_source == "datasets"
+    assert not result.needs_num_samples
+    setup, _ = setup_from_mapping(result.values)
+    assert (setup.per_device_train_batch_size, setup.gradient_accumulation_steps) == (1, 8)
+    assert (setup.num_train_epochs, setup.learning_rate, setup.lr_scheduler_type) == (3.0, 1e-4, "cosine")
+    assert setup.warmup_ratio == 0.1
+    assert (setup.logging_steps, setup.save_steps) == (10, 500)
+    lines = [line.en for line in result.sample_lines]
+    assert "identity: min(91, max_samples 1,000) = 91 rows (built-in demo size)" in lines
+    assert "alpaca_en_demo: min(999, max_samples 1,000) = 999 rows (built-in demo size)" in lines
+    assert "total: 91 + 999 = 1,090 rows" in lines
+    assert any("built-in" in note.en.lower() for note in result.notes)
+    assert all(CJK.search(line.zh) for line in result.sample_lines)
+    for key in ("dataset", "max_samples", "per_device_train_batch_size", "warmup_ratio"):
+        assert key in result.used
+    for key in ("model_name_or_path", "lora_rank", "bf16", "template", "output_dir"):
+        assert key in result.ignored
+
+
+def test_edge_20_max_samples_500():
+    result = read_config(sft_text(max_samples=500))
+    assert result.values["num_samples"] == 591
+
+
+def test_edge_20_val_size_ratio():
+    result = read_config(sft_text(val_size=0.1))
+    assert result.values["num_samples"] == 981
+    assert any("⌈0.1 × 1,090⌉ = 109" in line.en and "981" in line.en for line in result.sample_lines)
+
+
+def test_edge_20_val_size_absolute():
+    assert read_config(sft_text(val_size=100)).values["num_samples"] == 990
+    assert read_config(sft_text(val_size=100.0)).values["num_samples"] == 990  # > 1 → int(val_size)
+    assert read_config(sft_text(val_size=100.7)).values["num_samples"] == 990
+
+
+def test_edge_20_val_size_float_one_is_an_error():
+    with pytest.raises(ConfigError) as info:
+        read_config(sft_text(val_size="1.0"))
+    assert info.value.code == "val_size_one"
+    assert "(0, 1) range" in info.value.message("en")
+    assert info.value.line == len(sft_text().splitlines()) + 2
+    assert_bilingual(info.value)
+
+
+def test_edge_20_val_size_integer_one_holds_out_one_row():
+    # Reading of the code: 1 is not > 1, so LLaMA-Factory passes the int 1 to train_test_split,
+    # where an int test_size is an absolute count.
+    result = read_config(sft_text(val_size=1))
+    assert result.values["num_samples"] == 1089
+    assert any("1.0" in note.en for note in result.notes)
+
+
+def test_val_size_with_eval_dataset_is_an_error():
+    with pytest.raises(ConfigError) as info:
+        read_config(sft_text(val_size=0.1, eval_dataset="alpaca_en_demo"))
+    assert info.value.code == "val_size_with_eval_dataset"
+    assert "Cannot specify `val_size` if `eval_dataset` is not None." in info.value.message("en")
+
+
+def test_val_size_too_large_for_the_data():
+    with pytest.raises(ConfigError) as info:
+        read_config(sft_text(val_size=5000))
+    assert info.value.code == "val_size_too_large"
+
+
+def test_val_size_rounding_is_ceil_of_the_float_product():
+    rows = {"a": 1001}
+    text = "dataset: a\nval_size: 0.07\n"
+    # 0.07 * 1001 = 70.07 → ceil → 71 validation rows
+    assert read_config(text, dataset_rows=rows).values["num_samples"] == 1001 - 71
+
+
+# --------------------------------------------------------------------------- sample count sources
+
+
+def test_dataset_rows_override_builtin_sizes_and_names_are_stripped():
+    result = read_config("dataset: identity , mine\nmax_samples: 50\n", dataset_rows={"identity": 40, "mine": 70})
+    assert result.values["num_samples"] == 40 + 50
+    assert not any("built-in" in note.en.lower() for note in result.notes)
+
+
+def test_unknown_dataset_needs_num_samples():
+    result = read_config("dataset: mllm_demo,identity\nper_device_train_batch_size: 2\n")
+    assert result.needs_num_samples
+    assert "num_samples" not in result.values
+    assert any("mllm_demo" in note.en for note in result.notes)
+
+
+def test_num_samples_precedence():
+    text = "dataset: identity\nnum_samples: 500\n"
+    assert read_config(text, num_samples=7).values["num_samples"] == 7
+    result = read_config(text)
+    assert result.values["num_samples"] == 500
+    assert result.sample_source == "yaml"
+    assert read_config("dataset: identity\n").values["num_samples"] == 91
+
+
+def test_known_rows_only_from_the_reference():
+    assert KNOWN_DATASET_ROWS == {"identity": 91, "alpaca_en_demo": 999, "dpo_en_demo": 300, "c4_demo": 300}
+
+
+def test_bad_dataset_rows():
+    with pytest.raises(ConfigError) as info:
+        read_config("dataset: a\n", dataset_rows={"a": -3})
+    assert info.value.code == "bad_dataset_rows"
+
+
+def test_interleave_needs_num_samples():
+    result = read_config("dataset: identity,alpaca_en_demo\nmix_strategy: interleave_under\n")
+    assert result.needs_num_samples
+
+
+def test_streaming_rules():
+    with pytest.raises(ConfigError) as info:
+        read_config("dataset: identity\nstreaming: true\n")
+    assert info.value.code == "streaming_max_steps"
+    assert "Please specify max_steps in streaming mode." in info.value.message("en")
+    with pytest.raises(ConfigError):
+        read_config("dataset: identity\nstreaming: true\nmax_steps: 100\nmax_samples: 10\n")
+    result = read_config("dataset: identity\nstreaming: true\nmax_steps: 100\n")
+    assert result.needs_num_samples
+    assert any("streaming" in note.en for note in result.notes)
+
+
+# --------------------------------------------------------------------------- packing
+
+
+def test_pretrain_packing_without_token_count_keeps_rows_and_says_so():
+    result = read_config((EXAMPLES / "train_lora__qwen3_lora_pretrain.yaml").read_text(encoding="utf-8"))
+    assert result.values["num_samples"] == 300
+    assert any("Packing" in note.en and "unpacked" in note.en for note in result.notes)
+
+
+def test_pretrain_packing_estimate():
+    text = (EXAMPLES / "train_lora__qwen3_lora_pretrain.yaml").read_text(encoding="utf-8")
+    result = read_config(text, avg_tokens_per_sample=500)
+    assert result.values["num_samples"] == 300 * 500 // 2048  # one map batch, blocks of cutoff_len
+    assert any("estimate" in note.en for note in result.notes)
+
+
+def test_packed_samples_estimate_rules():
+    # pt, packing left unset → blocks of cutoff_len; written `packing: true` → cutoff_len - 1
+    assert packed_samples_estimate(1000, 100, 1000, "pt", None) == 100
+    assert packed_samples_estimate(1000, 100, 1001, "pt", True) == 100
+    assert packed_samples_estimate(1000, 100, 1000, "pt", True) == 100_000 // 999
+    # per map batch: two batches of 1000 rows and a tail of 500
+    assert packed_samples_estimate(2500, 3, 2048, "pt", None) == 2 * (3000 // 2048) + 1500 // 2048
+    assert packed_samples_estimate(300, 500, 2048, "pt", False) == 300  # packing off: rows truncated
+    # sft with packing: ceil per batch (a lower bound), capacity cutoff_len - 1
+    assert packed_samples_estimate(1000, 100, 1001, "sft", True) == 100
+    assert packed_samples_estimate(1001, 100, 1001, "sft", True) == 100 + 1
+    assert packed_samples_estimate(1000, 3000, 2048, "sft", True) == 0  # longer than capacity: dropped
+    assert packed_samples_estimate(1000, 100, 2048, "sft", None) == 1000
+    assert packed_samples_estimate(1000, 100, 2048, "dpo", True) == 1000
+
+
+def test_sft_packing_flag_in_yaml():
+    text = "stage: sft\ndataset: identity\npacking: true\ncutoff_len: 1025\n"
+    assert read_config(text).values["num_samples"] == 91
+    assert read_config(text, avg_tokens_per_sample=256).values["num_samples"] == 23  # ceil(91*256/1024)
+
+
+# --------------------------------------------------------------------------- plain HF YAML
+
+
+def test_plain_hf_yaml_with_old_eval_name():
+    text = (
+        "output_dir: out\nper_device_train_batch_size: 4\ngradient_accumulation_steps: 8\n"
+        "evaluation_strategy: steps\neval_steps: 0.2\nnum_train_epochs: 2\nbf16: true\n"
+        "per_device_eval_batch_size: 16\n"
+    )
+    result = read_config(text, num_samples=1600)
+    assert result.flavour == "hf"
+    assert result.values["eval_strategy"] == "steps"
+    assert "evaluation_strategy" in result.used
+    assert "per_device_eval_batch_size" in result.ignored
+    notes = " ".join(note.en for note in result.notes)
+    assert "per_device_eval_batch_size does not affect training steps" in notes
+    assert "evaluation_strategy" in notes
+    setup, _ = setup_from_mapping(result.values)
+    assert (setup.eval_strategy, setup.eval_steps, setup.num_train_epochs) == ("steps", 0.2, 2.0)
+
+
+def test_missing_keys_get_trainer_defaults():
+    result = read_config("per_device_train_batch_size: 2\n", num_samples=10)
+    for name in TRAINING_ARGUMENT_FIELDS:
+        assert name in result.values
+    setup, _ = setup_from_mapping(result.values)
+    assert setup.learning_rate == DEFAULTS.learning_rate
+    assert setup.lr_scheduler_type == DEFAULTS.lr_scheduler_type
+
+
+def test_wrong_type_is_the_setup_error_naming_the_field():
+    result = read_config('per_device_train_batch_size: "four"\n', num_samples=100)
+    with pytest.raises(SetupError) as info:
+        setup_from_mapping(result.values)
+    assert info.value.field == "per_device_train_batch_size"
+    assert info.value.message("zh") != info.value.message("en")
+
+
+# --------------------------------------------------------------------------- hostile input
+
+
+def test_malformed_yaml_names_the_line():
+    with pytest.raises(ConfigError) as info:
+        read_config("stage: sft\nper_device_train_batch_size: 4\nlearning_rate: 1e-4: oops\nnum_train_epochs: 3\n")
+    assert info.value.code == "syntax"
+    assert info.value.line == 3
+    assert "line 3" in info.value.message("en")
+    assert "第 3 行" in info.value.message("zh")
+    assert_bilingual(info.value)
+
+
+def test_unclosed_bracket_names_a_line():
+    with pytest.raises(ConfigError) as info:
+        read_config("a: 1\nb: [1, 2\n")
+    assert info.value.code == "syntax"
+    assert info.value.line in (2, 3)
+
+
+def test_python_tags_are_refused_and_nothing_runs(tmp_path):
+    marker = tmp_path / "ran"
+    for text in (
+        f'!!python/object/apply:os.system ["touch {marker}"]',
+        f'learning_rate: !!python/object/apply:os.system ["touch {marker}"]\n',
+        'x: !!python/name:os.system ""\n',
+    ):
+        with pytest.raises(ConfigError) as info:
+            read_config(text)
+        assert info.value.code == "unsafe_tag"
+        assert "!!python/" in info.value.message("en")
+        assert_bilingual(info.value)
+    assert not marker.exists()
+
+
+def test_billion_laughs_is_rejected_fast():
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, 9):
+        name, prev = chr(97 + i), chr(96 + i)
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    start = time.perf_counter()
+    with pytest.raises(ConfigError) as info:
+        read_config("\n".join(lines) + "\n")
+    assert time.perf_counter() - start < 1.0
+    assert info.value.code in ("too_many_nodes", "too_many_aliases")
+    assert_bilingual(info.value)
+
+
+def test_many_aliases_are_rejected():
+    text = "a: &a 1\nb: [" + ", ".join(["*a"] * 500) + "]\n"
+    with pytest.raises(ConfigError) as info:
+        read_config(text)
+    assert info.value.code == "too_many_aliases"
+
+
+def test_self_referencing_alias_is_rejected():
+    with pytest.raises(ConfigError) as info:
+        read_config("a: &a [1, *a]\n")
+    assert info.value.code == "recursive_alias"
+
+
+@pytest.mark.parametrize("text", ["[" * 10_000 + "]" * 10_000, "a: " + "{b: " * 10_000 + "1" + "}" * 10_000])
+def test_deep_nesting_is_rejected(text):
+    start = time.perf_counter()
+    with pytest.raises(ConfigError) as info:
+        read_config(text)
+    assert time.perf_counter() - start < 1.0
+    assert info.value.code == "too_deep"
+    assert_bilingual(info.value)
+
+
+def test_ten_megabytes_is_rejected_before_parsing(monkeypatch):
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("the size cap must come before any YAML parsing")
+
+    monkeypatch.setattr(config_io.yaml, "parse", no_parsing)
+    monkeypatch.setattr(config_io.yaml, "safe_load", no_parsing)
+    huge = 'a: "' + "x" * (10 * 1024 * 1024) + '"\n'
+    for payload in (huge, huge.encode("utf-8")):
+        with pytest.raises(ConfigError) as info:
+            read_config(payload)
+        assert info.value.code == "too_large"
+        assert_bilingual(info.value)
+
+
+def test_size_cap_is_in_bytes():
+    text = "a: " + "é" * (MAX_BYTES // 2)  # fewer characters than the cap, more bytes
+    with pytest.raises(ConfigError) as info:
+        read_config(text)
+    assert info.value.code == "too_large"
+
+
+def test_random_binary_bytes():
+    data = random.Random(20).randbytes(64 * 1024)
+    with pytest.raises(ConfigError) as info:
+        read_config(data)
+    assert info.value.code == "not_utf8"
+    assert_bilingual(info.value)
+
+
+def test_utf8_bytes_and_bom_are_fine():
+    result = read_config("\ufeffper_device_train_batch_size: 4\n".encode(), num_samples=8)
+    assert result.values["per_device_train_batch_size"] == 4
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("- per_device_train_batch_size: 4\n- gradient_accumulation_steps: 2\n", "not_mapping"),
+        ("just text\n", "not_mapping"),
+        ("", "empty"),
+        ("# only a comment\n", "empty"),
+        ("a: 1\n---\nb: 2\n", "syntax"),
+        ("a: *nowhere\n", "syntax"),
+        ("a: 1\nb: \x00\n", "syntax"),
+        ("a: " + "9" * 5000 + "\n", "bad_value"),
+    ],
+)
+def test_other_bad_documents(text, code):
+    with pytest.raises(ConfigError) as info:
+        read_config(text)
+    assert info.value.code == code
+    assert_bilingual(info.value)
+
+
+def test_config_error_is_a_value_error():
+    assert issubclass(ConfigError, ValueError)
+
+
+# --------------------------------------------------------------------------- write
+
+
+def test_write_llamafactory_layout():
+    setup, _ = setup_from_mapping({
+        "num_samples": 1090, "per_device_train_batch_size": 1, "gradient_accumulation_steps": 8,
+        "learning_rate": 1e-4, "lr_scheduler_type": "cosine", "warmup_ratio": 0.1, "logging_steps": 10,
+        "world_size": 2, "lr_scheduler_kwargs": {"min_lr_rate": 0.1},
+    })
+    text = write_config(setup.to_dict())
+    assert "# num_samples: 1090  (StepLab:" in text
+    assert "# world_size: 2  (StepLab:" in text
+    assert "max_steps" not in text  # -1 is left out
+    assert "save_steps" not in text  # equal to the Trainer default
+    assert "num_train_epochs: 3.0" in text  # core keys always written
+    doc = yaml.safe_load(text)
+    assert set(doc) <= set(TRAINING_ARGUMENT_FIELDS)
+    for name in ("num_samples", "world_size", "trainer", "limit_train_batches"):
+        assert name not in doc
+    assert doc["lr_scheduler_kwargs"] == {"min_lr_rate": 0.1}
+    again = read_config(text)
+    assert again.values["num_samples"] == 1090 and again.values["world_size"] == 2
+
+
+def test_write_hf_flavour_is_flat_training_arguments():
+    text = write_config({"num_samples": 100, "max_steps": 50, "eval_strategy": "steps", "eval_steps": 10},
+                        flavour="hf")
+    doc = yaml.safe_load(text)
+    assert doc["max_steps"] == 50 and doc["eval_strategy"] == "steps"
+    assert "###" not in text
+    with pytest.raises(ValueError):
+        write_config({}, flavour="toml")
+
+
+def test_write_rejects_invalid_setups():
+    with pytest.raises(SetupError):
+        write_config({"per_device_train_batch_size": 0})
+
+
+kwarg_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**6), max_value=10**6),
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12),
+)
+positive_float = st.floats(min_value=0, max_value=1e5, allow_nan=False, allow_infinity=False)
+interval = st.one_of(st.integers(min_value=0, max_value=10_000),
+                     st.floats(min_value=0, max_value=1, exclude_max=True, allow_nan=False))
+setups = st.fixed_dictionaries(
+    {},
+    optional={
+        "num_samples": st.integers(min_value=0, max_value=10**9),
+        "per_device_train_batch_size": st.integers(min_value=1, max_value=4096),
+        "gradient_accumulation_steps": st.integers(min_value=1, max_value=1024),
+        "world_size": st.integers(min_value=1, max_value=512),
+        "num_train_epochs": positive_float,
+        "max_steps": st.integers(min_value=-5, max_value=10**6),
+        "learning_rate": st.floats(min_value=0, max_value=1, allow_nan=False),
+        "lr_scheduler_type": st.sampled_from(SCHEDULER_TYPES),
+        "lr_scheduler_kwargs": st.dictionaries(st.from_regex(r"[a-z][a-z_]{0,11}", fullmatch=True), kwarg_values,
+                                               max_size=3),
+        "warmup_steps": interval,
+        "warmup_ratio": st.one_of(st.none(), st.floats(min_value=0, max_value=1, allow_nan=False)),
+        "eval_strategy": st.sampled_from(STRATEGIES),
+        "eval_steps": st.one_of(st.none(), interval),
+        "save_strategy": st.sampled_from(STRATEGIES),
+        "save_steps": interval,
+        "logging_strategy": st.sampled_from(STRATEGIES),
+        "logging_steps": interval,
+        "dataloader_drop_last": st.booleans(),
+        "limit_train_batches": st.one_of(st.none(), st.floats(min_value=0, max_value=1, allow_nan=False),
+                                         st.integers(min_value=2, max_value=10**6)),
+        "trainer": st.sampled_from(PROFILE_IDS),
+    },
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(values=setups, flavour=st.sampled_from(["llamafactory", "hf"]))
+def test_round_trip(values, flavour):
+    setup, unknown = setup_from_mapping(values)
+    assert unknown == []
+    text = write_config(setup.to_dict(), flavour=flavour)
+    result = read_config(text)
+    assert not result.needs_num_samples
+    again, unknown = setup_from_mapping(result.values)
+    assert unknown == []
+    assert again == setup
+    assert write_config(again.to_dict(), flavour=flavour) == text
