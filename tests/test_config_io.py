@@ -52,13 +52,15 @@ def assert_bilingual(error: ConfigError) -> None:
 
 # --------------------------------------------------------------------------- the 54 real examples
 
-pytestmark = pytest.mark.skipif(not EXAMPLES.is_dir(), reason="shared LLaMA-Factory examples not present")
+needs_examples = pytest.mark.skipif(not EXAMPLES.is_dir(), reason="shared LLaMA-Factory examples not present")
 
 
+@needs_examples
 def test_all_54_examples_are_there():
     assert len(EXAMPLE_FILES) == 54
 
 
+@needs_examples
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.stem)
 def test_every_example_imports_and_makes_a_valid_setup(path):
     result = read_config(path.read_text(encoding="utf-8"), num_samples=1000)
@@ -77,6 +79,7 @@ def test_every_example_imports_and_makes_a_valid_setup(path):
     assert "model_name_or_path" in result.ignored
 
 
+@needs_examples
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.stem)
 def test_every_example_imports_without_a_sample_count(path):
     result = read_config(path.read_text(encoding="utf-8"))
@@ -89,12 +92,14 @@ def test_every_example_imports_without_a_sample_count(path):
         assert result.sample_lines
 
 
+@needs_examples
 def test_ray_example_gives_world_size():
     result = read_config((EXAMPLES / "train_lora__qwen3_lora_sft_ray.yaml").read_text(encoding="utf-8"))
     assert result.values["world_size"] == 4
     assert "ray_num_workers" in result.used
 
 
+@needs_examples
 def test_deepspeed_and_commented_eval_notes():
     result = read_config((EXAMPLES / "train_lora__qwen3_lora_sft_ds3.yaml").read_text(encoding="utf-8"))
     notes = " ".join(note.en for note in result.notes)
@@ -107,6 +112,7 @@ def test_deepspeed_and_commented_eval_notes():
 # --------------------------------------------------------------------------- edge case 20
 
 
+@needs_examples
 def test_edge_20_sample_count_1090():
     result = read_config(sft_text())
     assert result.values["num_samples"] == 1090
@@ -129,23 +135,27 @@ def test_edge_20_sample_count_1090():
         assert key in result.ignored
 
 
+@needs_examples
 def test_edge_20_max_samples_500():
     result = read_config(sft_text(max_samples=500))
     assert result.values["num_samples"] == 591
 
 
+@needs_examples
 def test_edge_20_val_size_ratio():
     result = read_config(sft_text(val_size=0.1))
     assert result.values["num_samples"] == 981
     assert any("⌈0.1 × 1,090⌉ = 109" in line.en and "981" in line.en for line in result.sample_lines)
 
 
+@needs_examples
 def test_edge_20_val_size_absolute():
     assert read_config(sft_text(val_size=100)).values["num_samples"] == 990
     assert read_config(sft_text(val_size=100.0)).values["num_samples"] == 990  # > 1 → int(val_size)
     assert read_config(sft_text(val_size=100.7)).values["num_samples"] == 990
 
 
+@needs_examples
 def test_edge_20_val_size_float_one_is_an_error():
     with pytest.raises(ConfigError) as info:
         read_config(sft_text(val_size="1.0"))
@@ -155,6 +165,7 @@ def test_edge_20_val_size_float_one_is_an_error():
     assert_bilingual(info.value)
 
 
+@needs_examples
 def test_edge_20_val_size_integer_one_holds_out_one_row():
     # Reading of the code: 1 is not > 1, so LLaMA-Factory passes the int 1 to train_test_split,
     # where an int test_size is an absolute count.
@@ -163,6 +174,7 @@ def test_edge_20_val_size_integer_one_holds_out_one_row():
     assert any("1.0" in note.en for note in result.notes)
 
 
+@needs_examples
 def test_val_size_with_eval_dataset_is_an_error():
     with pytest.raises(ConfigError) as info:
         read_config(sft_text(val_size=0.1, eval_dataset="alpaca_en_demo"))
@@ -170,6 +182,7 @@ def test_val_size_with_eval_dataset_is_an_error():
     assert "Cannot specify `val_size` if `eval_dataset` is not None." in info.value.message("en")
 
 
+@needs_examples
 def test_val_size_too_large_for_the_data():
     with pytest.raises(ConfigError) as info:
         read_config(sft_text(val_size=5000))
@@ -238,12 +251,14 @@ def test_streaming_rules():
 # --------------------------------------------------------------------------- packing
 
 
+@needs_examples
 def test_pretrain_packing_without_token_count_keeps_rows_and_says_so():
     result = read_config((EXAMPLES / "train_lora__qwen3_lora_pretrain.yaml").read_text(encoding="utf-8"))
     assert result.values["num_samples"] == 300
     assert any("Packing" in note.en and "unpacked" in note.en for note in result.notes)
 
 
+@needs_examples
 def test_pretrain_packing_estimate():
     text = (EXAMPLES / "train_lora__qwen3_lora_pretrain.yaml").read_text(encoding="utf-8")
     result = read_config(text, avg_tokens_per_sample=500)
