@@ -1,3 +1,87 @@
+"""Compare 2–4 setups side by side: the chapter's three-setup table, generated live."""
+
+import pandas as pd
 import streamlit as st
 
-st.write("todo")
+from steplab.compare import COMPARE_FIELDS, compare_rows
+from steplab.i18n import t
+from steplab.presets import presets
+from steplab.profiles import PROFILES
+from steplab_ui import layout, state
+
+CHAPTER = ("course_default", "course_batch2_acc8", "course_batch2_acc16")
+CURRENT = "__current__"
+
+setup, error = state.shared_setup()
+lang = state.language()
+layout.header(lang, "compare")
+state.show_url_notices(lang)
+
+
+def load_column(column: int, values: dict) -> None:
+    for field in COMPARE_FIELDS:
+        st.session_state[f"cmp_{column}_{field}"] = values.get(field, state.widget_default(field))
+
+
+def start_from(column: int) -> None:
+    choice = st.session_state[f"cmp_{column}_from"]
+    if choice == CURRENT and setup is not None:
+        load_column(column, setup.to_dict())
+    elif choice in presets():
+        load_column(column, {**presets()[choice].setup().to_dict(), **presets()[choice].values})
+
+
+def add_column() -> None:
+    ids = st.session_state["cmp_ids"]
+    new = max(ids) + 1
+    ids.append(new)
+    load_column(new, setup.to_dict() if setup is not None else presets()["course_default"].values)
+
+
+def remove_column(column: int) -> None:
+    st.session_state["cmp_ids"].remove(column)
+
+
+if "cmp_ids" not in st.session_state:
+    st.session_state["cmp_ids"] = list(range(len(CHAPTER)))
+    for index, key in enumerate(CHAPTER):
+        load_column(index, presets()[key].values)
+
+ids = st.session_state["cmp_ids"]
+options = [CURRENT, *presets()]
+columns = st.columns(len(ids))
+setups = []
+for slot, column in zip(columns, ids, strict=True):
+    with slot.container(border=True):
+        st.selectbox(t(lang, "compare.start_from"), options, index=None, key=f"cmp_{column}_from",
+                     on_change=start_from, args=(column,), placeholder=t(lang, "compare.start_placeholder"),
+                     format_func=lambda k: t(lang, "compare.current") if k == CURRENT else presets()[k].title.get(lang))
+        for field in COMPARE_FIELDS:
+            key = f"cmp_{column}_{field}"
+            label = t(lang, f"field.{field}")
+            if field == "trainer":
+                st.selectbox(label, list(PROFILES), key=key)
+            elif field == "num_train_epochs":
+                st.number_input(label, min_value=0.01, max_value=100.0, step=0.5, key=key)
+            elif field == "eval_steps":
+                st.number_input(label, min_value=1, max_value=10**9, step=1, key=key)
+            else:
+                high = 10**9 if field == "num_samples" else 1024
+                st.number_input(label, min_value=1, max_value=high, step=1, key=key)
+        st.button(t(lang, "compare.remove"), key=f"cmp_{column}_remove", on_click=remove_column, args=(column,),
+                  disabled=len(ids) <= 2, icon=":material/close:")
+        setups.append({field: st.session_state[f"cmp_{column}_{field}"] for field in COMPARE_FIELDS})
+
+st.button(t(lang, "compare.add"), on_click=add_column, disabled=len(ids) >= 4, icon=":material/add:")
+
+table, summaries = compare_rows(setups, lang)
+headers = [t(lang, "compare.column", n=i + 1) for i in range(len(setups))]
+frame = pd.DataFrame([row.cells for row in table], index=[row.label for row in table], columns=headers)
+differs = pd.DataFrame([row.differs for row in table], index=frame.index, columns=headers)
+styled = frame.style.apply(lambda _: differs.replace({True: "background-color: rgba(230,159,0,0.28); "
+                                                          "font-weight: 700", False: ""}), axis=None)
+st.subheader(t(lang, "compare.table"))
+st.dataframe(styled, width="stretch")
+st.caption(t(lang, "compare.legend"))
+for sentence in summaries:
+    st.markdown(f"- {sentence}")

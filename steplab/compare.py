@@ -1,0 +1,83 @@
+"""Several setups side by side: the rows of the comparison table, with the cells that differ from the first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from steplab.errors import SetupError, TrainerRefusal
+from steplab.events import events, interval
+from steplab.i18n import Text, fmt_float, fmt_int
+from steplab.plan import Plan, make_plan
+from steplab.setup import setup_from_mapping
+
+COMPARE_FIELDS = ("num_samples", "per_device_train_batch_size", "gradient_accumulation_steps", "world_size",
+                  "num_train_epochs", "eval_steps", "trainer")
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    cells: list[str]
+    differs: list[bool]
+
+
+def _plan(values: dict[str, Any]) -> Plan | str:
+    try:
+        return make_plan(setup_from_mapping({**values, "eval_strategy": "steps"})[0])
+    except SetupError as error:
+        return error.en
+    except TrainerRefusal as refusal:
+        return f"{refusal.error_type}: {refusal.message}"
+
+
+def _eval_in_epochs(plan: Plan, lang: str) -> str:
+    every = interval(plan, "eval")
+    epochs = every / plan.num_update_steps_per_epoch if plan.num_update_steps_per_epoch else 0
+    if abs(epochs - 1) < 1e-9:
+        return Text("每轮一次", "once per epoch").get(lang)
+    if epochs < 1 and abs(1 / epochs - round(1 / epochs)) < 1e-9:
+        return Text(f"每轮 {round(1 / epochs)} 次", f"{round(1 / epochs)} times per epoch").get(lang)
+    return Text(f"每 {fmt_float(epochs, 2)} 轮一次", f"every {fmt_float(epochs, 2)} epochs").get(lang)
+
+
+ROWS: tuple[tuple[Text, Any], ...] = (
+    (Text("每轮小批次(每卡)", "Micro-batches per epoch (per device)"), lambda p, lang: fmt_int(p.micro_batches_per_epoch)),
+    (Text("每轮更新步数", "Updates per epoch"), lambda p, lang: fmt_int(p.num_update_steps_per_epoch)),
+    (Text("总步数", "Total steps"), lambda p, lang: fmt_int(p.max_steps)),
+    (Text("有效批次", "Effective batch"), lambda p, lang: fmt_int(p.total_train_batch_size)),
+    (Text("评估间隔(步)", "Evaluation interval (steps)"), lambda p, lang: fmt_int(interval(p, "eval"))),
+    (Text("评估间隔(轮)", "Evaluation interval (epochs)"), _eval_in_epochs),
+    (Text("评估发生在第几步", "Evaluations at steps"),
+     lambda p, lang: ", ".join(fmt_int(k) for k in events(p, "eval").steps(limit=8))
+     + (" …" if events(p, "eval").count() > 8 else "")),
+    (Text("结束时的轮数", "Epoch at the end"), lambda p, lang: fmt_float(p.final_epoch, 3)),
+)
+
+
+def compare_rows(setups: list[dict[str, Any]], lang: str) -> tuple[list[Row], list[str]]:
+    """The table (one row per quantity; a cell differs when its text differs from the first column's) and one
+    sentence per column, which also serve as the table's plain-text summary."""
+    plans = [_plan(values) for values in setups]
+    rows = []
+    for label, cell in ROWS:
+        cells = [cell(p, lang) if isinstance(p, Plan) else "—" for p in plans]
+        rows.append(Row(label.get(lang), cells, [i > 0 and c != cells[0] for i, c in enumerate(cells)]))
+    if any(not isinstance(p, Plan) for p in plans):
+        rows.append(Row(Text("错误", "Error").get(lang), [p if isinstance(p, str) else "" for p in plans],
+                        [isinstance(p, str) for p in plans]))
+    return rows, [_summary(index, p, lang) for index, p in enumerate(plans) if isinstance(p, Plan)]
+
+
+def _summary(index: int, p: Plan, lang: str) -> str:
+    s = p.setup
+    every = fmt_int(interval(p, "eval"))
+    return Text(
+        f"第 {index + 1} 列:批 {s.per_device_train_batch_size} × 累积 {s.gradient_accumulation_steps} × "
+        f"{s.world_size} 卡 = 每次更新 {fmt_int(p.total_train_batch_size)} 条;每轮 {fmt_int(p.num_update_steps_per_epoch)} "
+        f"步,共 {fmt_int(p.max_steps)} 步;每 {every} 步评估 = {_eval_in_epochs(p, 'zh')}。",
+        f"Column {index + 1}: batch {s.per_device_train_batch_size} × accumulation {s.gradient_accumulation_steps} × "
+        f"{s.world_size} GPU(s) = {fmt_int(p.total_train_batch_size)} samples per update; "
+        f"{fmt_int(p.num_update_steps_per_epoch)} steps per epoch, {fmt_int(p.max_steps)} in all; "
+        f"evaluation every {every} steps = {_eval_in_epochs(p, 'en')}.",
+    ).get(lang)
