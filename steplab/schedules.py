@@ -1,0 +1,704 @@
+"""Learning-rate schedules of the Hugging Face Trainer, per transformers version.
+
+Every schedule is a multiplier λ(s) of the peak learning rate, where s is the scheduler index:
+the number of `scheduler.step()` calls so far. The Trainer steps the scheduler once after every
+optimizer update, so update k (k = 1, 2, ...) uses `learning_rate * λ(k - 1)`.
+
+Each schedule is written twice, on purpose:
+
+* a vectorised numpy function (`_linear`, `_cosine`, ...) that draws a whole curve at once, and
+* a plain per-step function (`_linear_at`, `_cosine_at`, ...) that `torch_scheduler` hands to
+  `torch.optim.lr_scheduler.LambdaLR`, short enough for a learner to copy.
+
+Both follow `transformers/optimization.py` operation for operation, so they agree with the real
+scheduler to the last bit (numpy's `power` is called with an array exponent so that it uses the
+same libm `pow` as Python's `**`). Where the real code would raise while stepping (a division by
+zero), the vectorised curve holds NaN.
+
+Version differences (read in the source of 4.46.3, 4.51.3, 4.57.6 and 5.24.0):
+
+* `cosine_warmup_with_min_lr` exists from 4.57 on; 5.x also has `greedy` (metric-driven, not drawn).
+* 4.46: `warmup_stable_decay` needs `num_stable_steps` and `num_decay_steps`, always warms up
+  linearly from 0 and always decays along a cosine; from 4.51 on it takes `num_training_steps`,
+  `warmup_type`, `decay_type`, and `min_lr_ratio` also lifts the warmup.
+* Before 5.x `get_scheduler` drops `lr_scheduler_kwargs` for `inverse_sqrt`, so `timescale`
+  cannot be set (it is always `warmup_steps or 10000`).
+* `constant` and `constant_with_warmup` ignore `lr_scheduler_kwargs` in every version.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from steplab.errors import SetupError, TrainerRefusal
+
+SCHEDULER_TYPES: tuple[str, ...] = (
+    "linear",
+    "cosine",
+    "cosine_with_restarts",
+    "polynomial",
+    "constant",
+    "constant_with_warmup",
+    "inverse_sqrt",
+    "reduce_lr_on_plateau",
+    "cosine_with_min_lr",
+    "cosine_warmup_with_min_lr",
+    "warmup_stable_decay",
+)
+METRIC_DRIVEN: frozenset[str] = frozenset({"reduce_lr_on_plateau"})
+PROFILES: tuple[str, ...] = ("hf-5", "hf-4.57", "hf-4.51", "hf-4.46", "lightning-2")
+
+# The transformers release whose scheduler code each profile runs (Lightning modules use the HF lambdas).
+_RELEASE = {"hf-5": "5", "lightning-2": "5", "hf-4.57": "4.57", "hf-4.51": "4.51", "hf-4.46": "4.46"}
+
+# `SchedulerType` members in enum order: the list the "is not a valid SchedulerType" message prints.
+_ENUM_BASE = list(SCHEDULER_TYPES)
+_ENUM_BASE.remove("cosine_warmup_with_min_lr")
+_ENUM_VALUES: dict[str, list[str]] = {
+    "4.46": _ENUM_BASE,
+    "4.51": _ENUM_BASE,
+    "4.57": list(SCHEDULER_TYPES),
+    "5": [*SCHEDULER_TYPES, "greedy"],
+}
+
+_WSD_TYPES = ["linear", "cosine", "1-sqrt"]
+_REQUIRED = object()  # marks a parameter without a default
+
+
+@dataclass(frozen=True)
+class _Call:
+    """How `get_scheduler` calls one schedule function: `func(optimizer, **passed, **lr_scheduler_kwargs)`."""
+
+    func: str  # the name Python prints in a TypeError
+    params: dict[str, Any]  # keyword parameters after `optimizer`, in signature order, with defaults
+    passed: tuple[str, ...] = ()  # filled in by get_scheduler itself (num_warmup_steps, num_training_steps)
+    forwards_kwargs: bool = True  # False: get_scheduler drops lr_scheduler_kwargs
+    none_ok: frozenset[str] = field(default_factory=frozenset)  # parameters where None means "unset"
+
+
+_W_T = {"num_warmup_steps": _REQUIRED, "num_training_steps": _REQUIRED}
+_PLATEAU_PARAMS = {
+    "mode": "min", "factor": 0.1, "patience": 10, "threshold": 1e-4,
+    "threshold_mode": "rel", "cooldown": 0, "min_lr": 0, "eps": 1e-8,
+}
+_MIN_LR = frozenset({"min_lr", "min_lr_rate"})
+
+
+def _call(name: str, release: str) -> _Call:
+    """The call `get_scheduler` of this release makes for the schedule `name`."""
+    if name == "linear":
+        return _Call("get_linear_schedule_with_warmup", {**_W_T, "last_epoch": -1}, ("num_warmup_steps", "num_training_steps"))
+    if name == "cosine":
+        return _Call("get_cosine_schedule_with_warmup", {**_W_T, "num_cycles": 0.5, "last_epoch": -1},
+                     ("num_warmup_steps", "num_training_steps"))
+    if name == "cosine_with_restarts":
+        return _Call("get_cosine_with_hard_restarts_schedule_with_warmup", {**_W_T, "num_cycles": 1, "last_epoch": -1},
+                     ("num_warmup_steps", "num_training_steps"))
+    if name == "polynomial":
+        return _Call("get_polynomial_decay_schedule_with_warmup",
+                     {**_W_T, "lr_end": 1e-7, "power": 1.0, "last_epoch": -1}, ("num_warmup_steps", "num_training_steps"))
+    if name == "constant":
+        return _Call("get_constant_schedule", {"last_epoch": -1}, (), forwards_kwargs=False)
+    if name == "constant_with_warmup":
+        return _Call("get_constant_schedule_with_warmup", {"num_warmup_steps": _REQUIRED, "last_epoch": -1},
+                     ("num_warmup_steps",), forwards_kwargs=False)
+    if name == "inverse_sqrt":
+        return _Call("get_inverse_sqrt_schedule", {"num_warmup_steps": _REQUIRED, "timescale": None, "last_epoch": -1},
+                     ("num_warmup_steps",), forwards_kwargs=release == "5", none_ok=frozenset({"timescale"}))
+    if name == "reduce_lr_on_plateau":
+        return _Call("ReduceLROnPlateau.__init__", dict(_PLATEAU_PARAMS))
+    if name == "cosine_with_min_lr":
+        return _Call("get_cosine_with_min_lr_schedule_with_warmup",
+                     {**_W_T, "num_cycles": 0.5, "last_epoch": -1, "min_lr": None, "min_lr_rate": None},
+                     ("num_warmup_steps", "num_training_steps"), none_ok=_MIN_LR)
+    if name == "cosine_warmup_with_min_lr":
+        return _Call("get_cosine_with_min_lr_schedule_with_warmup_lr_rate",
+                     {**_W_T, "num_cycles": 0.5, "last_epoch": -1, "min_lr": None, "min_lr_rate": None,
+                      "warmup_lr_rate": None},
+                     ("num_warmup_steps", "num_training_steps"), none_ok=_MIN_LR | {"warmup_lr_rate"})
+    if name == "warmup_stable_decay" and release == "4.46":
+        return _Call("get_wsd_schedule",
+                     {"num_warmup_steps": _REQUIRED, "num_stable_steps": _REQUIRED, "num_decay_steps": _REQUIRED,
+                      "min_lr_ratio": 0, "num_cycles": 0.5, "last_epoch": -1}, ("num_warmup_steps",))
+    if name == "warmup_stable_decay":
+        return _Call("get_wsd_schedule",
+                     {"num_warmup_steps": _REQUIRED, "num_decay_steps": _REQUIRED, "num_training_steps": None,
+                      "num_stable_steps": None, "warmup_type": "linear", "decay_type": "cosine",
+                      "min_lr_ratio": 0, "num_cycles": 0.5, "last_epoch": -1},
+                     ("num_warmup_steps", "num_training_steps"), none_ok=frozenset({"num_stable_steps"}))
+    raise KeyError(name)
+
+
+def _release(profile: str) -> str:
+    if profile not in _RELEASE:
+        raise SetupError("profile", f"unknown profile {profile!r}; choose one of {list(PROFILES)}.",
+                         f"未知的配置档 {profile!r};可选 {list(PROFILES)}。")
+    return _RELEASE[profile]
+
+
+def available_schedulers(profile: str) -> tuple[str, ...]:
+    """The scheduler types the Trainer of this profile knows, in `SchedulerType` order."""
+    known = _ENUM_VALUES[_release(profile)]
+    return tuple(name for name in SCHEDULER_TYPES if name in known)
+
+
+def scheduler_kwargs(name: str, profile: str = "hf-5") -> dict[str, object]:
+    """The `lr_scheduler_kwargs` this profile's Trainer passes on for `name`, with defaults (None: required/unset).
+
+    Empty where `get_scheduler` drops the kwargs (`constant`, `constant_with_warmup`, and `inverse_sqrt`
+    before 5.x). `last_epoch` (resume state) is left out.
+    """
+    call = _call(name, _release(profile))
+    if not call.forwards_kwargs:
+        return {}
+    return {key: (None if value is _REQUIRED else value) for key, value in call.params.items()
+            if key not in call.passed and key != "last_epoch"}
+
+
+SCHEDULER_KWARGS: dict[str, dict[str, object]] = {name: scheduler_kwargs(name) for name in SCHEDULER_TYPES}
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks: what the real Trainer raises
+# ---------------------------------------------------------------------------------------------
+
+
+def _refuse(error_type: str, message: str, field_name: str = "lr_scheduler_kwargs") -> TrainerRefusal:
+    return TrainerRefusal(error_type, message, field_name)
+
+
+def _missing_message(func: str, missing: list[str]) -> str:
+    """CPython's text for missing positional arguments."""
+    quoted = [f"'{name}'" for name in missing]
+    if len(quoted) == 1:
+        names = quoted[0]
+    elif len(quoted) == 2:
+        names = f"{quoted[0]} and {quoted[1]}"
+    else:
+        names = ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
+    plural = "argument" if len(missing) == 1 else "arguments"
+    return f"{func}() missing {len(missing)} required positional {plural}: {names}"
+
+
+def _check_binding(call: _Call, kwargs: Mapping[str, Any]) -> None:
+    """The TypeErrors Python raises while calling `call.func(optimizer, **passed, **kwargs)`."""
+    for key in kwargs:  # merging **kwargs into the explicit keywords comes first
+        if key in call.passed:
+            raise _refuse("TypeError", f"transformers.optimization.{call.func}() got multiple values "
+                                       f"for keyword argument '{key}'")
+    if call.func.startswith("ReduceLROnPlateau") and "optimizer" in kwargs:
+        # get_reduce_on_plateau_schedule(optimizer, **kwargs) binds `optimizer` before torch sees it
+        raise _refuse("TypeError", "get_reduce_on_plateau_schedule() got multiple values for argument 'optimizer'")
+    for key in kwargs:  # then binding, keyword by keyword
+        if key == "optimizer":
+            raise _refuse("TypeError", f"{call.func}() got multiple values for argument 'optimizer'")
+        if key not in call.params:
+            raise _refuse("TypeError", f"{call.func}() got an unexpected keyword argument '{key}'")
+    missing = [key for key, value in call.params.items()
+               if value is _REQUIRED and key not in call.passed and key not in kwargs]
+    if missing:
+        raise _refuse("TypeError", _missing_message(call.func, missing))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_types(name: str, call: _Call, kwargs: Mapping[str, Any]) -> None:
+    """Values StepLab cannot follow (the real code would fail somewhere with a TypeError): SetupError."""
+    for key, value in kwargs.items():
+        default = call.params[key]
+        if key in ("warmup_type", "decay_type"):
+            continue  # any value reaches the real "Unknown ... type" check
+        if isinstance(default, str):
+            ok = isinstance(value, str)
+            en, zh = "must be text", "必须是文本"
+        elif value is None:
+            ok = key in call.none_ok
+            en, zh = "must be a number here (None is not accepted)", "这里必须是数字(不接受 None)"
+        else:
+            ok = _is_number(value)
+            en, zh = "must be a number", "必须是数字"
+        if not ok:
+            raise SetupError(f"lr_scheduler_kwargs.{key}", f"{en} for {name}, got {value!r}.",
+                             f"{zh}({name}),收到 {value!r}。")
+
+
+def _division_message(numerator: Any, denominator: Any) -> str:
+    """Python's ZeroDivisionError text: int / int and float division say it differently."""
+    both_int = isinstance(numerator, int) and isinstance(denominator, int)
+    return "division by zero" if both_int else "float division by zero"
+
+
+def _check_body(name: str, release: str, kw: dict[str, Any], learning_rate: float) -> None:
+    """The checks inside the schedule function and torch's constructor, in their order."""
+    if name == "reduce_lr_on_plateau":
+        if kw["factor"] >= 1.0:
+            raise _refuse("ValueError", "Factor should be < 1.0.")
+        if kw["mode"] not in {"min", "max"}:
+            raise _refuse("ValueError", "mode " + kw["mode"] + " is unknown!")
+        if kw["threshold_mode"] not in {"rel", "abs"}:
+            raise _refuse("ValueError", "threshold mode " + kw["threshold_mode"] + " is unknown!")
+        return
+    if name == "polynomial" and not (learning_rate > kw["lr_end"]):
+        raise _refuse("ValueError", f"lr_end ({kw['lr_end']}) must be smaller than initial lr ({learning_rate})")
+    if name in ("cosine_with_min_lr", "cosine_warmup_with_min_lr"):
+        if kw["min_lr"] is not None and kw["min_lr_rate"] is not None:
+            raise _refuse("ValueError", "Only one of min_lr or min_lr_rate should be set")
+        if kw["min_lr"] is None and kw["min_lr_rate"] is None:
+            raise _refuse("ValueError", "One of min_lr or min_lr_rate should be set through the `lr_scheduler_kwargs`")
+        if kw["min_lr"] is not None and learning_rate == 0:
+            raise _refuse("ZeroDivisionError", _division_message(kw["min_lr"], learning_rate), "learning_rate")
+    if name == "warmup_stable_decay" and release != "4.46":
+        if kw["warmup_type"] not in _WSD_TYPES:
+            raise _refuse("ValueError", f"Unknown warmup type: {kw['warmup_type']}, expected 'linear', 'cosine' or '1-sqrt'")
+        if kw["decay_type"] not in _WSD_TYPES:
+            raise _refuse("ValueError", f"Unknown decay type: {kw['decay_type']}, expected 'linear', 'cosine' or '1-sqrt'")
+    if kw.get("last_epoch", -1) != -1:  # LambdaLR resumes only if the optimizer was loaded from a checkpoint
+        raise _refuse("KeyError", "param 'initial_lr' is not specified in param_groups[0] when resuming scheduler "
+                                  "with last_epoch >= 0.\nThis typically happens when:\n"
+                                  "1. You're trying to resume training from a checkpoint but haven't properly "
+                                  "loaded the optimizer state\n"
+                                  "2. You're using last_epoch >= 0 for a fresh training run (not recommended)")
+
+
+def _resolved(name: str, kwargs: Mapping[str, Any] | None, *, profile: str, learning_rate: float) -> dict[str, Any]:
+    """Check what building the scheduler checks; return the parameters the schedule really uses."""
+    release = _release(profile)
+    if name not in _ENUM_VALUES[release]:
+        raise _refuse("ValueError", f"{name} is not a valid SchedulerType, please select one of "
+                                    f"{_ENUM_VALUES[release]}", "lr_scheduler_type")
+    if name not in SCHEDULER_TYPES:
+        raise SetupError("lr_scheduler_type", f"StepLab does not model the {name!r} scheduler.",
+                         f"StepLab 不支持 {name!r} 调度器。")
+    call = _call(name, release)
+    kwargs = dict(kwargs or {}) if call.forwards_kwargs else {}
+    _check_binding(call, kwargs)
+    _check_types(name, call, kwargs)
+    resolved = {key: value for key, value in call.params.items() if key not in call.passed}
+    resolved.update(kwargs)
+    _check_body(name, release, resolved, learning_rate)
+    return resolved
+
+
+def _check_steps(name: str, kw: dict[str, Any], *, profile: str, learning_rate: float,
+                 warmup_steps: int, total_steps: int) -> None:
+    """Errors raised by `scheduler.step()` for some s in 0..T (s = T comes after the last update)."""
+    W, T = warmup_steps, total_steps
+    if name == "polynomial" and W <= T:  # s >= W reaches the decay branch
+        if T == W:
+            raise _refuse("ZeroDivisionError", _division_message(0, T - W), "warmup_steps")
+        if learning_rate == 0:
+            raise _refuse("ZeroDivisionError", "float division by zero", "learning_rate")
+        if kw["power"] < 0:  # (1 - (T - W) / (T - W)) ** power at s = T
+            raise _refuse("ZeroDivisionError", "0.0 cannot be raised to a negative power")
+    if name == "inverse_sqrt" and kw.get("timescale") is not None and W <= T:
+        timescale = kw["timescale"]
+        if timescale == 0:
+            raise _refuse("ZeroDivisionError", _division_message(W, timescale))
+        if timescale < 0 and W + math.ceil(-timescale) <= T:  # (s - W + τ) / τ reaches 0 or below
+            if float(timescale).is_integer():
+                raise _refuse("ZeroDivisionError", "float division by zero")
+            raise _refuse("ValueError", "math domain error")
+
+
+def check_scheduler(name: str, kwargs: dict | None, *, profile: str, learning_rate: float,
+                    warmup_steps: int, total_steps: int) -> None:
+    """Raise `TrainerRefusal` exactly as this profile's Trainer would for this scheduler, else return None.
+
+    Covers `SchedulerType(name)`, calling the schedule function with `lr_scheduler_kwargs` (Python's
+    TypeErrors), the checks inside it and torch's, and the errors `scheduler.step()` raises between
+    s = 0 and s = T; e.g. polynomial with warmup_steps == max_steps divides by zero in the step after
+    the last update. `SetupError` for values StepLab cannot follow (text where a number belongs, ...).
+    The eval-strategy requirement of reduce_lr_on_plateau is checked with the training arguments.
+    """
+    resolved = _resolved(name, kwargs, profile=profile, learning_rate=learning_rate)
+    _check_steps(name, resolved, profile=profile, learning_rate=learning_rate,
+                 warmup_steps=warmup_steps, total_steps=total_steps)
+
+
+# ---------------------------------------------------------------------------------------------
+# Vectorised schedules. s holds scheduler indices as float64: whole numbers below 2**53, so every sum,
+# difference and quotient of them rounds exactly as the real code's int arithmetic does. The
+# operations keep the real code's order, and np.cos / np.sqrt / libm pow give Python's bits.
+# ---------------------------------------------------------------------------------------------
+
+
+def _pow(base: np.ndarray, exponent: float) -> np.ndarray:
+    """base ** exponent with libm's pow, like Python (numpy turns ** 2.0 and ** 0.5 into x*x and sqrt)."""
+    return np.power(base, np.full(base.shape, float(exponent)))
+
+
+def _ramp(s: np.ndarray, W: float) -> np.ndarray:
+    """Linear warmup s / W: 0 at s = 0, 1 at s = W."""
+    return s / float(max(1, W))
+
+
+def _progress(s: np.ndarray, W: int, T: int) -> np.ndarray:
+    """p = (s - W) / (T - W): 0 when warmup ends, 1 at the horizon T, more past it."""
+    return (s - W) / float(max(1, T - W))
+
+
+def _constant(s: np.ndarray) -> np.ndarray:
+    """λ = 1; warmup_steps is ignored."""
+    return np.ones(s.shape)
+
+
+def _constant_with_warmup(s: np.ndarray, W: int) -> np.ndarray:
+    """s / W during warmup, then 1."""
+    return np.where(s < W, s / float(max(1.0, W)), 1.0)
+
+
+def _linear(s: np.ndarray, W: int, T: int) -> np.ndarray:
+    """Warmup, then max(0, (T - s) / (T - W)): 0 at s = T and after."""
+    decay = np.maximum(0.0, (T - s) / float(max(1, T - W)))
+    return np.where(s < W, _ramp(s, W), decay)
+
+
+def _cosine(s: np.ndarray, W: int, T: int, num_cycles: float) -> np.ndarray:
+    """Warmup, then max(0, ½(1 + cos(2π·c·p))); with c = ½ it climbs back up past T."""
+    p = _progress(s, W, T)
+    decay = np.maximum(0.0, 0.5 * (1.0 + np.cos(math.pi * float(num_cycles) * 2.0 * p)))
+    return np.where(s < W, _ramp(s, W), decay)
+
+
+def _cosine_with_restarts(s: np.ndarray, W: int, T: int, num_cycles: float) -> np.ndarray:
+    """Warmup, then c half-cosines max(0, ½(1 + cos(π·((c·p) mod 1)))), each from 1 again; 0 from p = 1 on."""
+    p = _progress(s, W, T)
+    wave = np.maximum(0.0, 0.5 * (1.0 + np.cos(math.pi * ((float(num_cycles) * p) % 1.0))))
+    return np.where(s < W, _ramp(s, W), np.where(p >= 1.0, 0.0, wave))
+
+
+def _polynomial(s: np.ndarray, W: int, T: int, lr_end: float, power: float, lr_init: float) -> np.ndarray:
+    """Warmup, then ((lr_init - lr_end)·(1 - (s - W)/(T - W))^power + lr_end) / lr_init; lr_end / lr_init past T.
+
+    NaN where the real code raises: s = T when T = W (0 / 0), 0.0 ** negative power, lr_init = 0.
+    """
+    if T == W or not lr_init:
+        decay, after = np.full(s.shape, math.nan), (lr_end / lr_init if lr_init else math.nan)
+    else:
+        pct_remaining = 1 - (s - W) / (T - W)
+        decay = ((lr_init - lr_end) * _pow(pct_remaining, power) + lr_end) / lr_init
+        if power < 0:
+            decay[pct_remaining == 0] = math.nan
+        after = lr_end / lr_init
+    return np.where(s < W, _ramp(s, W), np.where(s > T, after, decay))
+
+
+def _inverse_sqrt(s: np.ndarray, W: int, timescale: float | None) -> np.ndarray:
+    """Warmup, then 1 / sqrt((s - W + τ) / τ); τ defaults to W (10000 when W = 0). NaN where it raises."""
+    if timescale is None:
+        timescale = W or 10_000
+    if timescale == 0:
+        return np.where(s < W, _ramp(s, W), math.nan)
+    x = (s + (timescale - W)) / timescale
+    decay = np.where(x > 0, 1.0 / np.sqrt(x), math.nan)
+    return np.where(s < W, _ramp(s, W), decay)
+
+
+def _cosine_with_min_lr(s: np.ndarray, W: int, T: int, num_cycles: float, min_lr_rate: float) -> np.ndarray:
+    """Warmup, then the cosine lifted onto the floor ρ: max(0, ½(1 + cos(2π·c·p))·(1 - ρ) + ρ)."""
+    p = _progress(s, W, T)
+    factor = 0.5 * (1.0 + np.cos(math.pi * float(num_cycles) * 2.0 * p))
+    factor = factor * (1 - min_lr_rate) + min_lr_rate
+    return np.where(s < W, _ramp(s, W), np.maximum(0, factor))
+
+
+def _cosine_warmup_with_min_lr(s: np.ndarray, W: int, T: int, num_cycles: float, min_lr_rate: float,
+                               warmup_lr_rate: float | None) -> np.ndarray:
+    """cosine_with_min_lr shifted one step, p = (s - W + 1)/(T - W), so the last update (s = T - 1) gets ρ;
+    warmup (s + 1)/W, or w0 + (1 - w0)·s/(W - 1) when warmup_lr_rate = w0 is set."""
+    W, T = float(W), float(T)
+    if warmup_lr_rate is None:
+        warm = (s + 1.0) / max(1.0, W)
+    else:
+        w0 = float(warmup_lr_rate)
+        warm = w0 + (1.0 - w0) * s / max(1, W - 1)
+    p = (s - W + 1.0) / max(1.0, T - W)
+    factor = 0.5 * (1.0 + np.cos(math.pi * num_cycles * 2.0 * p))
+    factor = factor * (1 - min_lr_rate) + min_lr_rate
+    return np.where(s < W, warm, np.maximum(0, factor))
+
+
+def _wsd(s: np.ndarray, W: int, T: int, num_decay_steps: float, num_stable_steps: float | None,
+         warmup_type: str, decay_type: str, min_lr_ratio: float, num_cycles: float) -> np.ndarray:
+    """Warmup-stable-decay (4.51+): rise over W steps, hold 1 for S (default T - W - D), fall over D to m, then m.
+
+    Both ramps are mapped to max(0, f·(1 - m) + m), so with m > 0 the warmup starts at m, not 0.
+    """
+    D, m = num_decay_steps, min_lr_ratio
+    S = T - W - D if num_stable_steps is None else num_stable_steps
+    q = s / float(max(1, W))
+    if warmup_type == "linear":
+        rise = q
+    elif warmup_type == "cosine":
+        rise = 0.5 * (1.0 - np.cos(math.pi * q))
+    else:  # "1-sqrt"
+        rise = 1.0 - np.sqrt(1.0 - q)
+    q = (s - W - S) / float(max(1, D))
+    if decay_type == "linear":
+        fall = 1.0 - q
+    elif decay_type == "cosine":
+        fall = 0.5 * (1.0 + np.cos(math.pi * float(num_cycles) * 2.0 * q))
+    else:  # "1-sqrt"
+        fall = 1.0 - np.sqrt(q)
+    warm = np.maximum(0.0, rise * (1.0 - m) + m)
+    decay = np.maximum(0.0, fall * (1.0 - m) + m)
+    return np.select([s < W, s < W + S, s < W + S + D], [warm, 1.0, decay], default=float(m))
+
+
+def _wsd_446(s: np.ndarray, W: int, num_stable_steps: float, num_decay_steps: float,
+             min_lr_ratio: float, num_cycles: float) -> np.ndarray:
+    """Warmup-stable-decay as in 4.46: linear warmup from 0, hold 1 for S, cosine down to m over D, then m."""
+    S, D, m = num_stable_steps, num_decay_steps, min_lr_ratio
+    q = (s - W - S) / float(max(1, D))
+    value = np.maximum(0.0, 0.5 * (1.0 + np.cos(math.pi * float(num_cycles) * 2.0 * q)))
+    decay = (1.0 - m) * value + m
+    return np.select([s < W, s < W + S, s < W + S + D], [_ramp(s, W), 1.0, decay], default=float(m))
+
+
+def _curve(name: str, s: np.ndarray, W: int, T: int, kw: dict[str, Any], lr: float, release: str) -> np.ndarray:
+    """Dispatch to the vectorised schedule with the parameters `_resolved` returned."""
+    if name == "constant":
+        return _constant(s)
+    if name == "constant_with_warmup":
+        return _constant_with_warmup(s, W)
+    if name == "linear":
+        return _linear(s, W, T)
+    if name == "cosine":
+        return _cosine(s, W, T, kw["num_cycles"])
+    if name == "cosine_with_restarts":
+        return _cosine_with_restarts(s, W, T, kw["num_cycles"])
+    if name == "polynomial":
+        return _polynomial(s, W, T, kw["lr_end"], kw["power"], lr)
+    if name == "inverse_sqrt":
+        return _inverse_sqrt(s, W, kw.get("timescale"))
+    if name in ("cosine_with_min_lr", "cosine_warmup_with_min_lr"):
+        rate = kw["min_lr_rate"] if kw["min_lr"] is None else kw["min_lr"] / lr
+        if name == "cosine_with_min_lr":
+            return _cosine_with_min_lr(s, W, T, kw["num_cycles"], rate)
+        return _cosine_warmup_with_min_lr(s, W, T, kw["num_cycles"], rate, kw["warmup_lr_rate"])
+    if name == "warmup_stable_decay" and release == "4.46":
+        return _wsd_446(s, W, kw["num_stable_steps"], kw["num_decay_steps"], kw["min_lr_ratio"], kw["num_cycles"])
+    if name == "warmup_stable_decay":
+        return _wsd(s, W, T, kw["num_decay_steps"], kw["num_stable_steps"], kw["warmup_type"], kw["decay_type"],
+                    kw["min_lr_ratio"], kw["num_cycles"])
+    raise KeyError(name)
+
+
+def _metric_driven(name: str) -> SetupError:
+    return SetupError("lr_scheduler_type", f"{name} is driven by evaluation metrics: no curve can be drawn in advance.",
+                      f"{name} 由评估指标驱动,无法预先画出曲线。")
+
+
+_BLOCK = 1 << 15  # steps evaluated at a time: small temporaries stay in the allocator's cache
+
+
+def _blocks(steps: np.ndarray | range) -> Iterator[tuple[slice, np.ndarray]]:
+    """(where, float64 scheduler indices) for consecutive blocks of `steps`."""
+    for start in range(0, len(steps), _BLOCK):
+        part = steps[start:start + _BLOCK]
+        indices = np.arange(part.start, part.stop, dtype=np.float64) if isinstance(part, range) else part
+        yield slice(start, start + len(part)), indices.astype(np.float64, copy=False)
+
+
+def _lambda(name: str, steps: np.ndarray | range, W: int, T: int, kwargs: dict | None, lr: float,
+            profile: str) -> np.ndarray:
+    """λ at every scheduler index in `steps` (a flat int array or a range), as a new float64 array."""
+    if name in METRIC_DRIVEN:
+        raise _metric_driven(name)
+    resolved = _resolved(name, kwargs, profile=profile, learning_rate=lr)
+    release = _release(profile)
+    out = np.empty(len(steps))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for where, s in _blocks(steps):
+            out[where] = _curve(name, s, W, T, resolved, lr, release)
+    return out
+
+
+def lr_lambda(name: str, s: np.ndarray, *, warmup_steps: int, total_steps: int, kwargs: dict | None,
+              learning_rate: float, profile: str = "hf-5") -> np.ndarray:
+    """λ(s) for scheduler indices s (int64 array), as this profile's LambdaLR computes it.
+
+    Raises what `check_scheduler` raises for a schedule the Trainer cannot build; where stepping the
+    real scheduler would raise (e.g. polynomial at s = T when warmup_steps == T), the value is NaN.
+    """
+    s = np.asarray(s, dtype=np.int64)
+    lam = _lambda(name, s.reshape(-1), warmup_steps, total_steps, kwargs, learning_rate, profile)
+    return lam.reshape(s.shape)
+
+
+def learning_rates(name: str, num_updates: int, *, warmup_steps: int, total_steps: int, kwargs: dict | None,
+                   learning_rate: float, profile: str = "hf-5", first: int = 1) -> np.ndarray:
+    """The LR of optimizer updates k = first..num_updates: learning_rate · λ(k - 1).
+
+    `num_updates` may exceed `total_steps`: the values then show what the schedule does past its horizon.
+    """
+    if first < 1:
+        raise ValueError(f"first must be >= 1, got {first}")
+    lam = _lambda(name, range(first - 1, num_updates), warmup_steps, total_steps, kwargs, learning_rate, profile)
+    lam *= learning_rate  # learning_rate · λ, as LambdaLR multiplies base_lr by λ
+    return lam
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-step schedules for torch.optim.lr_scheduler.LambdaLR (plain Python, copyable)
+# ---------------------------------------------------------------------------------------------
+
+
+def _constant_at(step: int) -> float:
+    return 1.0
+
+
+def _constant_with_warmup_at(step: int, W: int) -> float:
+    if step < W:
+        return float(step) / float(max(1.0, W))
+    return 1.0
+
+
+def _linear_at(step: int, W: int, T: int) -> float:
+    if step < W:
+        return float(step) / float(max(1, W))
+    return max(0.0, float(T - step) / float(max(1, T - W)))
+
+
+def _cosine_at(step: int, W: int, T: int, num_cycles: float = 0.5) -> float:
+    if step < W:
+        return float(step) / float(max(1, W))
+    progress = float(step - W) / float(max(1, T - W))
+    return max(0.0, 0.5 * (1.0 + math.cos(math.pi * float(num_cycles) * 2.0 * progress)))
+
+
+def _cosine_with_restarts_at(step: int, W: int, T: int, num_cycles: float = 1) -> float:
+    if step < W:
+        return float(step) / float(max(1, W))
+    progress = float(step - W) / float(max(1, T - W))
+    if progress >= 1.0:
+        return 0.0
+    return max(0.0, 0.5 * (1.0 + math.cos(math.pi * ((float(num_cycles) * progress) % 1.0))))
+
+
+def _polynomial_at(step: int, W: int, T: int, lr_end: float, power: float, lr_init: float) -> float:
+    if step < W:
+        return float(step) / float(max(1, W))
+    if step > T:
+        return lr_end / lr_init
+    pct_remaining = 1 - (step - W) / (T - W)
+    return ((lr_init - lr_end) * pct_remaining**power + lr_end) / lr_init
+
+
+def _inverse_sqrt_at(step: int, W: int, timescale: float) -> float:
+    if step < W:
+        return float(step) / float(max(1, W))
+    return 1.0 / math.sqrt((step + timescale - W) / timescale)
+
+
+def _cosine_with_min_lr_at(step: int, W: int, T: int, num_cycles: float, min_lr_rate: float) -> float:
+    if step < W:
+        return float(step) / float(max(1, W))
+    progress = float(step - W) / float(max(1, T - W))
+    factor = 0.5 * (1.0 + math.cos(math.pi * float(num_cycles) * 2.0 * progress))
+    return max(0, factor * (1 - min_lr_rate) + min_lr_rate)
+
+
+def _cosine_warmup_with_min_lr_at(step: int, W: int, T: int, num_cycles: float, min_lr_rate: float,
+                                  warmup_lr_rate: float | None) -> float:
+    step, W, T = float(step), float(W), float(T)
+    if step < W:
+        if warmup_lr_rate is None:
+            return (step + 1.0) / max(1.0, W)
+        return warmup_lr_rate + (1.0 - warmup_lr_rate) * step / max(1, W - 1)
+    progress = (step - W + 1.0) / max(1.0, T - W)
+    factor = 0.5 * (1.0 + math.cos(math.pi * num_cycles * 2.0 * progress))
+    return max(0, factor * (1 - min_lr_rate) + min_lr_rate)
+
+
+def _wsd_at(step: int, W: int, S: float, D: float, warmup_type: str, decay_type: str,
+            min_lr_ratio: float, num_cycles: float) -> float:
+    m = min_lr_ratio
+    if step < W:
+        q = float(step) / float(max(1, W))
+        rise = {"linear": q, "cosine": 0.5 * (1.0 - math.cos(math.pi * q)), "1-sqrt": 1.0 - math.sqrt(1.0 - q)}
+        return max(0.0, rise[warmup_type] * (1.0 - m) + m)
+    if step < W + S:
+        return 1.0
+    if step < W + S + D:
+        q = float(step - W - S) / float(max(1, D))
+        if decay_type == "linear":
+            fall = 1.0 - q
+        elif decay_type == "cosine":
+            fall = 0.5 * (1.0 + math.cos(math.pi * float(num_cycles) * 2.0 * q))
+        else:
+            fall = 1.0 - math.sqrt(q)
+        return max(0.0, fall * (1.0 - m) + m)
+    return m
+
+
+def _wsd_446_at(step: int, W: int, S: float, D: float, min_lr_ratio: float, num_cycles: float) -> float:
+    if step < W:
+        return float(step) / float(max(1, W))
+    if step < W + S:
+        return 1.0
+    if step < W + S + D:
+        q = float(step - W - S) / float(max(1, D))
+        value = max(0.0, 0.5 * (1.0 + math.cos(math.pi * float(num_cycles) * 2.0 * q)))
+        return (1.0 - min_lr_ratio) * value + min_lr_ratio
+    return min_lr_ratio
+
+
+def _step_function(name: str, W: int, T: int, kw: dict[str, Any], lr: float, release: str) -> Callable[[int], float]:
+    """The per-step λ for LambdaLR, with this run's numbers bound."""
+    if name == "constant":
+        return _constant_at
+    if name == "constant_with_warmup":
+        return partial(_constant_with_warmup_at, W=W)
+    if name == "linear":
+        return partial(_linear_at, W=W, T=T)
+    if name == "cosine":
+        return partial(_cosine_at, W=W, T=T, num_cycles=kw["num_cycles"])
+    if name == "cosine_with_restarts":
+        return partial(_cosine_with_restarts_at, W=W, T=T, num_cycles=kw["num_cycles"])
+    if name == "polynomial":
+        return partial(_polynomial_at, W=W, T=T, lr_end=kw["lr_end"], power=kw["power"], lr_init=lr)
+    if name == "inverse_sqrt":
+        timescale = kw.get("timescale")
+        return partial(_inverse_sqrt_at, W=W, timescale=(W or 10_000) if timescale is None else timescale)
+    if name in ("cosine_with_min_lr", "cosine_warmup_with_min_lr"):
+        rate = kw["min_lr_rate"] if kw["min_lr"] is None else kw["min_lr"] / lr
+        if name == "cosine_with_min_lr":
+            return partial(_cosine_with_min_lr_at, W=W, T=T, num_cycles=kw["num_cycles"], min_lr_rate=rate)
+        return partial(_cosine_warmup_with_min_lr_at, W=W, T=T, num_cycles=kw["num_cycles"], min_lr_rate=rate,
+                       warmup_lr_rate=kw["warmup_lr_rate"])
+    if name == "warmup_stable_decay" and release == "4.46":
+        return partial(_wsd_446_at, W=W, S=kw["num_stable_steps"], D=kw["num_decay_steps"],
+                       min_lr_ratio=kw["min_lr_ratio"], num_cycles=kw["num_cycles"])
+    if name == "warmup_stable_decay":
+        D = kw["num_decay_steps"]
+        S = T - W - D if kw["num_stable_steps"] is None else kw["num_stable_steps"]
+        return partial(_wsd_at, W=W, S=S, D=D, warmup_type=kw["warmup_type"], decay_type=kw["decay_type"],
+                       min_lr_ratio=kw["min_lr_ratio"], num_cycles=kw["num_cycles"])
+    raise KeyError(name)
+
+
+def torch_scheduler(optimizer: Any, name: str, *, warmup_steps: int, total_steps: int, kwargs: dict | None,
+                    profile: str = "hf-5") -> Any:
+    """A plain-torch scheduler giving the same LR as the Trainer's (no transformers import).
+
+    `torch.optim.lr_scheduler.LambdaLR` with the per-step λ of this module, or `ReduceLROnPlateau`
+    for the metric-driven type. The peak LR is `optimizer.defaults["lr"]`. Step it after every
+    `optimizer.step()`, as the Trainer does.
+    """
+    from torch.optim.lr_scheduler import LambdaLR, ReduceLROnPlateau
+
+    lr = optimizer.defaults["lr"]
+    resolved = _resolved(name, kwargs, profile=profile, learning_rate=lr)
+    if name == "reduce_lr_on_plateau":
+        return ReduceLROnPlateau(optimizer, **resolved)
+    step_fn = _step_function(name, warmup_steps, total_steps, resolved, lr, _release(profile))
+    return LambdaLR(optimizer, step_fn)
