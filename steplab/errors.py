@@ -8,9 +8,11 @@ class SetupError(ValueError):
 
     def __init__(self, field: str, en: str, zh: str):
         super().__init__(f"{field}: {en}")
+        from steplab.i18n import zh_typography
+
         self.field = field
         self.en = en
-        self.zh = zh
+        self.zh = zh_typography(zh)
 
     def message(self, lang: str = "en") -> str:
         text = self.zh if lang == "zh" else self.en
