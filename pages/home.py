@@ -18,7 +18,7 @@ if plan is not None:
                   total=fmt_int(plan.max_steps), effective=fmt_int(plan.total_train_batch_size)))
 st.subheader(t(lang, "home.where"))
 for path, key in (("pages/calculator.py", "calculator"), ("pages/compare.py", "compare"), ("pages/config.py", "config")):
-    st.page_link(path, label=t(lang, f"page.{key}.title"), icon=":material/arrow_forward:")
+    layout.page_link(path, key, t(lang, f"page.{key}.title"), ":material/arrow_forward:")
     st.caption(t(lang, f"page.{key}.intro"))
 st.divider()
 st.caption(t(lang, "home.truth"))

@@ -57,3 +57,16 @@ def show_warnings(warnings: list[Warning], lang: str) -> None:
         return
     for warning in warnings:
         st.warning(f"**{warning.text.get(lang)}**  \n{warning.fix.get(lang)}", icon=":material/warning:")
+
+
+def page_link(path: str, url_path: str, label: str, icon: str) -> None:
+    """A link to another page; when a page runs alone (no `st.navigation` yet), a plain link that keeps the setup."""
+    from urllib.parse import urlencode
+
+    from streamlit.errors import StreamlitAPIException
+
+    try:
+        st.page_link(path, label=label, icon=icon)
+    except StreamlitAPIException:
+        query = urlencode(st.query_params.to_dict())
+        st.markdown(f"[{label}](/{url_path}{'?' + query if query else ''})")

@@ -72,8 +72,7 @@ def ensure_session() -> None:
             continue
         if key not in SETUP_KEYS:
             continue
-        problem = url_value_problem(key, raw)
-        if problem:
+        if url_value_problem(key, raw):
             notices.append((key, raw))
     st.session_state[NOTICES] = notices
 
@@ -230,15 +229,22 @@ def render_sidebar(lang: str) -> None:
 
 
 def values_from_widgets() -> dict[str, Any]:
-    """The setup fields as the widgets hold them now."""
+    """The setup fields as the widgets hold them now; a value the engine rejects falls back to its default
+    and is named in a notice (a hand-edited URL can put anything into a bound text widget)."""
     values: dict[str, Any] = {}
+    noticed = {key for key, _ in st.session_state.get(NOTICES, [])}
     for key in SETUP_KEYS:
         if key == "max_steps":
-            values[key] = st.session_state.get("max_steps", -1) if st.session_state.get("use_max_steps") else -1
-        elif key in st.session_state:
-            values[key] = st.session_state[key]
+            value = st.session_state.get("max_steps", -1) if st.session_state.get("use_max_steps") else -1
         else:
-            values[key] = widget_default(key)
+            value = st.session_state.get(key, widget_default(key))
+        try:
+            setup_from_mapping({key: value})
+        except SetupError:
+            if key not in noticed:
+                st.session_state[NOTICES].append((key, str(value)))
+            value = widget_default(key)
+        values[key] = value
     return values
 
 
@@ -251,8 +257,8 @@ def build_setup(values: dict[str, Any]) -> tuple[TrainingSetup | None, SetupErro
 
 def start() -> tuple[TrainingSetup | None, SetupError | None]:
     """Language, URL check, sidebar, setup: what every run needs before a page draws."""
-    lang = language_control()
     ensure_session()
+    lang = language_control()
     render_sidebar(lang)
     return build_setup(values_from_widgets())
 

@@ -1,0 +1,132 @@
+"""AppTest: the entry point and every page, in both languages; sliders, presets, URLs, bad input, YAML import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from steplab.i18n import catalogue, fmt_int
+from steplab.plan import make_plan
+from steplab.presets import presets
+from steplab.setup import setup_from_mapping
+from steplab_ui.navigation import PAGES
+
+PAGE_FILES = [path for _, path, _, _ in PAGES]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(path: str, **params: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / path), default_timeout=60)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def total_steps(at: AppTest, lang: str = "zh") -> str:
+    return metrics(at)[catalogue(lang)["card.total_steps"]]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_entry_point_renders(lang):
+    at = run("app.py", lang=lang)
+    assert at.title[0].value == catalogue(lang)["page.home.title"]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("path", PAGE_FILES)
+def test_every_page_alone(path, lang):
+    at = run(path, lang=lang)
+    key = next(url for _, p, url, _ in PAGES if p == path)
+    assert at.title[0].value == catalogue(lang)[f"page.{key}.title"]
+
+
+def test_calculator_course_default_and_slider():
+    at = run("pages/calculator.py")
+    assert total_steps(at) == "150"
+    at.select_slider(key="gradient_accumulation_steps__slider").set_value(16).run()
+    assert at.number_input(key="gradient_accumulation_steps").value == 16
+    assert total_steps(at) == "75"
+    at.number_input(key="num_samples").set_value(1001).run()
+    expected = make_plan(setup_from_mapping({"num_samples": 1001, "per_device_train_batch_size": 4,
+                                             "gradient_accumulation_steps": 16, "num_train_epochs": 3})[0])
+    assert total_steps(at) == fmt_int(expected.max_steps)
+    assert at.select_slider(key="num_samples__slider").value == 1000
+
+
+@pytest.mark.parametrize("key", list(presets()))
+def test_each_preset_loads(key):
+    at = run("pages/calculator.py", lang="en")
+    at.selectbox(key="_preset_choice").set_value(key).run()
+    assert not at.exception
+    plan = make_plan(presets()[key].setup())
+    shown = metrics(at)
+    assert shown["Total steps"] == fmt_int(plan.max_steps)
+    assert shown["Micro-batches per epoch"] == fmt_int(plan.micro_batches_per_epoch)
+    assert shown["Effective batch"] == fmt_int(plan.total_train_batch_size)
+    assert shown["Warmup steps"] == fmt_int(plan.warmup_steps)
+
+
+def test_url_restores_setup():
+    at = run("pages/calculator.py", lang="en", num_samples="1000", per_device_train_batch_size="4",
+             gradient_accumulation_steps="8", num_train_epochs="3", trainer="hf-4.51", max_steps="120")
+    assert at.number_input(key="num_samples").value == 1000
+    assert at.toggle(key="use_max_steps").value is True
+    assert total_steps(at, "en") == "120"
+    at = run("pages/calculator.py", lang="en", num_samples="1000", trainer="hf-4.51")
+    assert total_steps(at, "en") == "93"
+
+
+@pytest.mark.parametrize(("key", "value"), [("num_samples", "abc"), ("per_device_train_batch_size", "0"),
+                                            ("num_train_epochs", "1e9"), ("trainer", "hf-9"), ("lang", "fr"),
+                                            ("world_size", "nan"), ("lr_scheduler_kwargs", "{broken")])
+def test_bad_url_value_gives_notice(key, value):
+    at = run("pages/calculator.py", **{key: value})
+    assert any(key in w.value and "默认值" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert at.metric  # the page still renders a plan
+
+
+def test_refused_setup_shows_the_trainers_error():
+    at = run("pages/calculator.py", lang="en", eval_strategy="steps", eval_steps="37.5")
+    assert any("refuses" in e.value for e in at.error)
+    assert any("--eval_steps must be an integer if bigger than 1: 37.5" in c.value for c in at.code)
+
+
+def test_yaml_import_good_and_bad(tmp_path):
+    from golden import find_shared
+
+    text = (find_shared() / "llamafactory-examples" / "train_lora__qwen3_lora_sft.yaml").read_text()
+    at = run("pages/config.py", lang="en")
+    at.text_area(key="config_text").set_value(text).run()
+    at.button[0].click().run()
+    assert at.success and not at.exception
+    assert at.session_state["num_samples"] == 1090
+    assert at.session_state["per_device_train_batch_size"] == 1
+    at.text_area(key="config_text").set_value("a: [1,\nb: 2").run()
+    at.button[0].click().run()
+    assert any("line 3" in e.value for e in at.error)
+    at.text_area(key="config_text").set_value("!!python/object/apply:os.system ['echo hi']").run()
+    at.button[0].click().run()
+    assert at.error and not at.exception
+
+
+def test_compare_add_and_remove_columns():
+    at = run("pages/compare.py", lang="en")
+    frame = at.dataframe[0].value
+    assert list(frame.loc["Total steps"]) == ["150", "300", "150"]
+    at.button(key="cmp_0_remove").click().run()
+    assert len(at.session_state["cmp_ids"]) == 2
+    at.button[-1].click().run()
+    assert len(at.session_state["cmp_ids"]) == 3
+
+
+def test_catalogues_have_the_same_keys():
+    assert set(catalogue("zh")) == set(catalogue("en"))
+    assert all(catalogue("zh").values()) and all(catalogue("en").values())
