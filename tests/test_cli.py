@@ -1,0 +1,75 @@
+"""`python -m steplab plan`: a stable JSON interface, with exit codes 0, 2 and 3."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from golden import find_shared
+from steplab.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+KEYS = {"max_steps", "optimizer_steps", "num_update_steps_per_epoch", "micro_batches_per_epoch",
+        "total_train_batch_size", "final_epoch", "warmup_steps", "micro_batches_per_step_rle", "eval_at_steps",
+        "save_at_steps", "log_at_steps", "warnings"}
+
+
+def cli(*args: str, capsys) -> tuple[int, dict | None, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if out.strip() else None), err
+
+
+def test_course_default(capsys):
+    code, result, _ = cli("plan", "--set", "num_samples=1600", "--set", "per_device_train_batch_size=4",
+                          "--set", "gradient_accumulation_steps=8", "--set", "num_train_epochs=3",
+                          "--set", "eval_strategy=steps", "--set", "eval_steps=50", capsys=capsys)
+    assert code == 0
+    assert KEYS <= set(result)
+    assert (result["micro_batches_per_epoch"], result["num_update_steps_per_epoch"], result["max_steps"]) == (400, 50, 150)
+    assert result["eval_at_steps"] == [50, 100, 150]
+    assert "learning_rates" not in result
+
+
+def test_llamafactory_yaml_with_lr_and_versions(capsys):
+    path = str(find_shared() / "llamafactory-examples" / "train_lora__qwen3_lora_sft.yaml")
+    code, result, _ = cli("plan", path, "--lr-per-step", capsys=capsys)
+    assert code == 0 and result["max_steps"] == 411 and result["warmup_steps"] == 42
+    assert len(result["learning_rates"]) == 411 and result["learning_rates"][0] == 0.0
+    assert any(w["code"] == "warmup_ratio_deprecated" for w in result["warnings"])
+    code, old, _ = cli("plan", path, "--trainer", "hf-4.51", capsys=capsys)
+    assert (old["max_steps"], old["warmup_steps"], old["micro_batches_per_step_rle"][-1]) == (408, 41, [8, 134])
+
+
+def test_invalid_input_exits_2_naming_the_field(capsys):
+    code, result, err = cli("plan", "--set", "num_samples=1600", "--set", "per_device_train_batch_size=0",
+                            capsys=capsys)
+    assert code == 2 and result is None
+    assert err.count("\n") == 1 and "per_device_train_batch_size" in err
+    code, _, err = cli("plan", "--set", "per_device_train_batch_size=4", capsys=capsys)
+    assert code == 2 and "num_samples" in err
+
+
+def test_trainer_refusal_exits_3(capsys):
+    code, result, _ = cli("plan", "--set", "num_samples=100", "--set", "eval_strategy=steps",
+                          "--set", "eval_steps=37.5", capsys=capsys)
+    assert code == 3
+    assert result == {"trainer_error": {"type": "ValueError",
+                                        "message": "--eval_steps must be an integer if bigger than 1: 37.5"}}
+
+
+def test_unknown_keys_are_reported(capsys):
+    code, result, _ = cli("plan", "--set", "num_samples=10", "--set", "learning_rat=1e-4", capsys=capsys)
+    assert code == 0 and result["unknown_keys"] == ["learning_rat"]
+
+
+@pytest.mark.parametrize("args", [["plan", "--set", "num_samples=1600"]])
+def test_module_entry_point(args):
+    done = subprocess.run([sys.executable, "-m", "steplab", *args], capture_output=True, text=True, cwd=ROOT,
+                          check=False)
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["max_steps"] == 600  # default batch 8, accumulation 1, 3 epochs: 200 × 3
