@@ -88,6 +88,7 @@ _PLATEAU_PARAMS = {
     "threshold_mode": "rel", "cooldown": 0, "min_lr": 0, "eps": 1e-8,
 }
 _MIN_LR = frozenset({"min_lr", "min_lr_rate"})
+_WSD_COUNTS = frozenset({"num_stable_steps", "num_decay_steps"})  # None passes binding, fails in arithmetic
 
 
 def _call(name: str, release: str) -> _Call:
@@ -125,13 +126,14 @@ def _call(name: str, release: str) -> _Call:
     if name == "warmup_stable_decay" and release == "4.46":
         return _Call("get_wsd_schedule",
                      {"num_warmup_steps": _REQUIRED, "num_stable_steps": _REQUIRED, "num_decay_steps": _REQUIRED,
-                      "min_lr_ratio": 0, "num_cycles": 0.5, "last_epoch": -1}, ("num_warmup_steps",))
+                      "min_lr_ratio": 0, "num_cycles": 0.5, "last_epoch": -1}, ("num_warmup_steps",),
+                     none_ok=_WSD_COUNTS)
     if name == "warmup_stable_decay":
         return _Call("get_wsd_schedule",
                      {"num_warmup_steps": _REQUIRED, "num_decay_steps": _REQUIRED, "num_training_steps": None,
                       "num_stable_steps": None, "warmup_type": "linear", "decay_type": "cosine",
                       "min_lr_ratio": 0, "num_cycles": 0.5, "last_epoch": -1},
-                     ("num_warmup_steps", "num_training_steps"), none_ok=frozenset({"num_stable_steps"}))
+                     ("num_warmup_steps", "num_training_steps"), none_ok=_WSD_COUNTS)
     raise KeyError(name)
 
 
@@ -260,6 +262,8 @@ def _check_body(name: str, release: str, kw: dict[str, Any], learning_rate: floa
             raise _refuse("ValueError", f"Unknown warmup type: {kw['warmup_type']}, expected 'linear', 'cosine' or '1-sqrt'")
         if kw["decay_type"] not in _WSD_TYPES:
             raise _refuse("ValueError", f"Unknown decay type: {kw['decay_type']}, expected 'linear', 'cosine' or '1-sqrt'")
+        if kw["num_stable_steps"] is None and kw["num_decay_steps"] is None:  # T - W - num_decay_steps
+            raise _refuse("TypeError", "unsupported operand type(s) for -: 'int' and 'NoneType'")
     if kw.get("last_epoch", -1) != -1:  # LambdaLR resumes only if the optimizer was loaded from a checkpoint
         raise _refuse("KeyError", "param 'initial_lr' is not specified in param_groups[0] when resuming scheduler "
                                   "with last_epoch >= 0.\nThis typically happens when:\n"
@@ -298,6 +302,12 @@ def _check_steps(name: str, kw: dict[str, Any], *, profile: str, learning_rate: 
             raise _refuse("ZeroDivisionError", "float division by zero", "learning_rate")
         if kw["power"] < 0:  # (1 - (T - W) / (T - W)) ** power at s = T
             raise _refuse("ZeroDivisionError", "0.0 cannot be raised to a negative power")
+    if name == "warmup_stable_decay":
+        stable, decay = kw["num_stable_steps"], kw["num_decay_steps"]
+        if stable is None and _release(profile) == "4.46" and W <= T:  # 4.51+: S = T - W - D; 4.46: W + None
+            raise _refuse("TypeError", "unsupported operand type(s) for +: 'int' and 'NoneType'")
+        if stable is not None and decay is None and max(W, math.ceil(W + stable)) <= T:  # (W + S) + None
+            raise _refuse("TypeError", f"unsupported operand type(s) for +: '{type(W + stable).__name__}' and 'NoneType'")
     if name == "inverse_sqrt" and kw.get("timescale") is not None and W <= T:
         timescale = kw["timescale"]
         if timescale == 0:
@@ -426,14 +436,9 @@ def _cosine_warmup_with_min_lr(s: np.ndarray, W: int, T: int, num_cycles: float,
     return np.where(s < W, warm, np.maximum(0, factor))
 
 
-def _wsd(s: np.ndarray, W: int, T: int, num_decay_steps: float, num_stable_steps: float | None,
-         warmup_type: str, decay_type: str, min_lr_ratio: float, num_cycles: float) -> np.ndarray:
-    """Warmup-stable-decay (4.51+): rise over W steps, hold 1 for S (default T - W - D), fall over D to m, then m.
-
-    Both ramps are mapped to max(0, f·(1 - m) + m), so with m > 0 the warmup starts at m, not 0.
-    """
-    D, m = num_decay_steps, min_lr_ratio
-    S = T - W - D if num_stable_steps is None else num_stable_steps
+def _wsd_warmup(s: np.ndarray, W: int, warmup_type: str, min_lr_ratio: float) -> np.ndarray:
+    """WSD warmup (4.51+), q = s/W: q | ½(1 - cos πq) | 1 - √(1 - q), mapped to max(0, f·(1 - m) + m)."""
+    m = min_lr_ratio
     q = s / float(max(1, W))
     if warmup_type == "linear":
         rise = q
@@ -441,6 +446,18 @@ def _wsd(s: np.ndarray, W: int, T: int, num_decay_steps: float, num_stable_steps
         rise = 0.5 * (1.0 - np.cos(math.pi * q))
     else:  # "1-sqrt"
         rise = 1.0 - np.sqrt(1.0 - q)
+    return np.maximum(0.0, rise * (1.0 - m) + m)
+
+
+def _wsd(s: np.ndarray, W: int, T: int, num_decay_steps: float, num_stable_steps: float | None,
+         warmup_type: str, decay_type: str, min_lr_ratio: float, num_cycles: float) -> np.ndarray:
+    """Warmup-stable-decay (4.51+): rise over W steps, hold 1 for S (default T - W - D), fall over D to m, then m.
+
+    Fall g(q), q = (s - W - S)/D: 1 - q | ½(1 + cos 2πcq) | 1 - √q, mapped to max(0, g·(1 - m) + m);
+    so with m > 0 the warmup also starts at m, not 0.
+    """
+    D, m = num_decay_steps, min_lr_ratio
+    S = T - W - D if num_stable_steps is None else num_stable_steps
     q = (s - W - S) / float(max(1, D))
     if decay_type == "linear":
         fall = 1.0 - q
@@ -448,9 +465,17 @@ def _wsd(s: np.ndarray, W: int, T: int, num_decay_steps: float, num_stable_steps
         fall = 0.5 * (1.0 + np.cos(math.pi * float(num_cycles) * 2.0 * q))
     else:  # "1-sqrt"
         fall = 1.0 - np.sqrt(q)
-    warm = np.maximum(0.0, rise * (1.0 - m) + m)
     decay = np.maximum(0.0, fall * (1.0 - m) + m)
+    warm = _wsd_warmup(s, W, warmup_type, m)
     return np.select([s < W, s < W + S, s < W + S + D], [warm, 1.0, decay], default=float(m))
+
+
+def _wsd_unset(s: np.ndarray, W: int, warm: np.ndarray, num_stable_steps: float | None) -> np.ndarray:
+    """WSD with num_decay_steps (or, in 4.46, num_stable_steps) set to None: the real λ adds None and raises
+    at the first step that needs it (NaN here); until then warmup, then 1."""
+    if num_stable_steps is None:
+        return np.where(s < W, warm, math.nan)
+    return np.select([s < W, s < W + num_stable_steps], [warm, 1.0], default=math.nan)
 
 
 def _wsd_446(s: np.ndarray, W: int, num_stable_steps: float, num_decay_steps: float,
@@ -484,6 +509,10 @@ def _curve(name: str, s: np.ndarray, W: int, T: int, kw: dict[str, Any], lr: flo
         if name == "cosine_with_min_lr":
             return _cosine_with_min_lr(s, W, T, kw["num_cycles"], rate)
         return _cosine_warmup_with_min_lr(s, W, T, kw["num_cycles"], rate, kw["warmup_lr_rate"])
+    if name == "warmup_stable_decay" and release == "4.46" and None in (kw["num_stable_steps"], kw["num_decay_steps"]):
+        return _wsd_unset(s, W, _ramp(s, W), kw["num_stable_steps"])
+    if name == "warmup_stable_decay" and kw["num_decay_steps"] is None:  # 4.51+: S is set (else no build)
+        return _wsd_unset(s, W, _wsd_warmup(s, W, kw["warmup_type"], kw["min_lr_ratio"]), kw["num_stable_steps"])
     if name == "warmup_stable_decay" and release == "4.46":
         return _wsd_446(s, W, kw["num_stable_steps"], kw["num_decay_steps"], kw["min_lr_ratio"], kw["num_cycles"])
     if name == "warmup_stable_decay":
