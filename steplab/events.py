@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from steplab.arguments import effective_interval_setting, interval_steps
 from steplab.plan import Plan
@@ -19,19 +19,20 @@ class Events:
 
     every: int | None  # by "steps": every multiple of this ...
     upto: int  # ... up to this step
-    epoch_ends: tuple[int, ...]  # by "epoch": the step count at the end of every epoch loop iteration
     final: tuple[int, ...]  # extra events at the last step
+    by_epoch: Plan | None = field(default=None, compare=False, repr=False)  # by "epoch": at every epoch end
 
     def count(self) -> int:
         periodic = self.upto // self.every if self.every else 0
-        return periodic + len(self.epoch_ends) + len(self.final)
+        return periodic + (self.by_epoch.epochs_run if self.by_epoch else 0) + len(self.final)
 
     def steps(self, limit: int | None = None) -> list[int]:
         """All event steps in order (at most `limit` of them)."""
         periodic = range(self.every, self.upto + 1, self.every) if self.every else range(0)
         if limit is not None:
             periodic = periodic[:limit]
-        merged = sorted([*periodic, *self.epoch_ends, *self.final])
+        ends = self.by_epoch.epoch_end_steps(limit) if self.by_epoch else []
+        merged = sorted([*periodic, *ends, *self.final])
         return merged if limit is None else merged[:limit]
 
 
@@ -49,7 +50,7 @@ def interval(plan: Plan, kind: str) -> int | None:
 def events(plan: Plan, kind: str) -> Events:
     """The steps at which `kind` ('eval', 'save' or 'log') happens in this plan."""
     if plan.profile.framework != "transformers":
-        return Events(None, 0, (), ())
+        return Events(None, 0, ())
     strategy = _strategy(plan, kind)
     steps_done = plan.optimizer_steps
     every = interval(plan, kind) if strategy == "steps" else None
@@ -64,5 +65,4 @@ def events(plan: Plan, kind: str) -> Events:
     if reached_end and kind == "eval" and plan.profile.final_eval and strategy == "steps":
         if not every or plan.max_steps % every:
             final.append(plan.max_steps)
-    epoch_ends = tuple(plan.epoch_end_steps()) if strategy == "epoch" else ()
-    return Events(every, steps_done if every else 0, epoch_ends, tuple(final))
+    return Events(every, steps_done if every else 0, tuple(final), plan if strategy == "epoch" else None)

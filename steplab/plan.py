@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
+from itertools import islice
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -56,9 +57,14 @@ class Plan:
         """`[micro_batches, repeat]` pairs of every optimizer step in order."""
         return step_sizes_rle(list(self.segments))
 
-    def epoch_end_steps(self) -> list[int]:
-        """`global_step` at the end of every epoch loop iteration."""
-        return epoch_end_steps(list(self.segments))
+    def epoch_end_steps(self, limit: int | None = None) -> list[int]:
+        """`global_step` at the end of every epoch loop iteration (the first `limit` of them)."""
+        return epoch_end_steps(list(self.segments), limit)
+
+    @property
+    def largest_step(self) -> int:
+        """The most micro-batches any one optimizer step holds."""
+        return max((r.size for seg in self.segments for e in seg.epochs for r in e.runs), default=0)
 
     def learning_rates(self, first: int = 1, last: int | None = None) -> np.ndarray:
         """The learning rate each optimizer step k = first..last uses: learning_rate × λ(k − 1)."""
@@ -95,10 +101,10 @@ def step_sizes_rle(segments: list[run.Segment]) -> list[list[int]]:
     return pairs
 
 
-def epoch_end_steps(segments: list[run.Segment]) -> list[int]:
+def epoch_end_steps(segments: list[run.Segment], limit: int | None = None) -> list[int]:
     ends: list[int] = []
     total = 0
-    for epoch in run.iter_epochs(segments):
+    for epoch in islice(run.iter_epochs(segments), limit):
         total += epoch.steps
         ends.append(total)
     return ends

@@ -84,7 +84,7 @@ def _skipped(plan: Plan) -> list[Warning]:
 
 def _oversized(plan: Plan) -> list[Warning]:
     ga = plan.setup.gradient_accumulation_steps
-    biggest = max((size for size, _ in plan.micro_batches_per_step_rle()), default=0)
+    biggest = plan.largest_step
     if biggest <= ga:
         return []
     return [Warning(

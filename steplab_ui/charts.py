@@ -20,7 +20,7 @@ def timeline(plan: Plan, lang: str) -> go.Figure:
     if plan.warmup_steps:
         figure.add_vrect(x0=0, x1=min(plan.warmup_steps, horizon), fillcolor=COLOURS["accumulation"], opacity=0.15,
                          line_width=0, annotation_text=t(lang, "timeline.warmup"), annotation_position="top left")
-    ends = plan.epoch_end_steps()[:MAX_MARKERS]
+    ends = plan.epoch_end_steps(MAX_MARKERS)
     figure.add_trace(go.Scatter(
         x=ends, y=[0.5] * len(ends), mode="markers", name=t(lang, "timeline.epoch_end"),
         marker={"symbol": "line-ns-open", "size": 40, "color": COLOURS["epoch"], "line": {"width": 3}},
