@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from golden import find_shared
+
 from steplab.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
