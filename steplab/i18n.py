@@ -66,9 +66,15 @@ def normalise_language(value: object) -> str:
 
 @lru_cache(maxsize=2)
 def catalogue(lang: str) -> dict[str, str]:
-    """The app's strings for one language (`locales/<lang>.yaml`, flat keys)."""
-    path = LOCALES / f"{lang}.yaml"
-    return yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else {}
+    """The app's strings for one language: every `locales/<lang>/*.yaml` (one file per page or part, flat keys)."""
+    strings: dict[str, str] = {}
+    for path in sorted((LOCALES / lang).glob("*.yaml")):
+        part = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        clash = set(part) & set(strings)
+        if clash:
+            raise ValueError(f"{path.name} repeats keys defined in another file: {sorted(clash)}")
+        strings.update(part)
+    return strings
 
 
 def t(lang: str, key: str, /, **values: object) -> str:
