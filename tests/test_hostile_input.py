@@ -1,0 +1,74 @@
+"""Hand-edited URLs and odd YAML: the app always renders, names what it ignored, never shows a traceback."""
+
+from __future__ import annotations
+
+import string
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from streamlit.testing.v1 import AppTest
+
+from steplab.i18n import catalogue
+from steplab_ui.state import SETUP_KEYS, url_value_problem
+
+ROOT = Path(__file__).resolve().parents[1]
+NUMBERS = st.one_of(
+    st.integers(-(10**30), 10**30).map(str),
+    st.sampled_from(["nan", "NaN", "inf", "-inf", "1e309", "-0", "0x10", "1_000", "３", "1.5", "", " ", "null"]),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+)
+TEXT = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=60)
+VALUES = st.one_of(NUMBERS, TEXT, st.sampled_from(["linear", "hf-4.46", "epoch", "true", "{\"num_cycles\": 2}"]))
+KEYS = st.one_of(st.sampled_from([*SETUP_KEYS, "lang", "embed"]), st.text(string.ascii_letters + "_", min_size=1,
+                                                                           max_size=12))
+
+
+def render(params: dict[str, str | list[str]]) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / "calculator.py"), default_timeout=60)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    return at
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(KEYS, st.one_of(VALUES, st.lists(VALUES, min_size=2, max_size=3)), max_size=6))
+def test_any_url_renders_and_names_what_it_ignored(params):
+    at = render(params)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == catalogue("zh")["page.calculator.title"]
+    shown = " ".join(w.value for w in at.warning) + " ".join(e.value for e in at.error)
+    assert "Traceback" not in shown
+    for key, value in params.items():
+        if key in SETUP_KEYS and isinstance(value, str) and url_value_problem(key, value):
+            assert f"{key}=" in shown, (key, value, shown)
+
+
+def test_repeated_keys_do_not_break_anything():
+    at = render({"num_samples": ["1000", "2000"], "lang": ["en", "zh"]})
+    assert not at.exception and at.metric
+
+
+def test_two_sessions_never_share_a_setup():
+    first, second = render({"num_samples": "1000"}), render({"num_samples": "2000", "lang": "en"})
+    first.number_input(key="gradient_accumulation_steps").set_value(16).run()
+    second.run()
+    assert second.number_input(key="gradient_accumulation_steps").value == 8
+    assert first.number_input(key="num_samples").value == 1000
+    assert second.number_input(key="num_samples").value == 2000
+    assert first.title[0].value != second.title[0].value  # zh and en
+
+
+def test_hostile_yaml_on_the_config_page():
+    at = AppTest.from_file(str(ROOT / "pages" / "config.py"), default_timeout=60).run()
+    bomb = "a: &a ['x','x','x','x','x','x','x','x','x']\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]\n"
+        for i in range(8))
+    for text in (bomb, "!!python/object/new:os.system ['touch /tmp/steplab-pwned']", "[" * 5000,
+                 "per_device_train_batch_size: {a: 1}", "x" * 300_000, "\x00\x01\x02binary"):
+        at.text_area(key="config_text").set_value(text[:262_144]).run()
+        at.button[0].click().run()
+        assert not at.exception
+        assert at.error, text[:40]
+    assert not Path("/tmp/steplab-pwned").exists()
