@@ -430,7 +430,7 @@ def _cosine_warmup_with_min_lr(s: np.ndarray, W: int, T: int, num_cycles: float,
     else:
         w0 = float(warmup_lr_rate)
         warm = w0 + (1.0 - w0) * s / max(1, W - 1)
-    p = (s - W + 0.0) / max(1.0, T - W)
+    p = (s - W + 1.0) / max(1.0, T - W)
     factor = 0.5 * (1.0 + np.cos(math.pi * num_cycles * 2.0 * p))
     factor = factor * (1 - min_lr_rate) + min_lr_rate
     return np.where(s < W, warm, np.maximum(0, factor))
