@@ -1,13 +1,12 @@
 """Compare 2–4 setups side by side: the chapter's three-setup table, generated live."""
 
-import pandas as pd
 import streamlit as st
 
-from steplab.compare import COMPARE_FIELDS, compare_rows
+from steplab.compare import COMPARE_FIELDS
 from steplab.i18n import t
 from steplab.presets import presets
 from steplab.profiles import PROFILES
-from steplab_ui import layout, state
+from steplab_ui import compare_view, layout, state
 
 CHAPTER = ("course_default", "course_batch2_acc8", "course_batch2_acc16")
 CURRENT = "__current__"
@@ -74,14 +73,5 @@ for slot, column in zip(columns, ids, strict=True):
 
 st.button(t(lang, "compare.add"), on_click=add_column, disabled=len(ids) >= 4, icon=":material/add:")
 
-table, summaries = compare_rows(setups, lang)
-headers = [t(lang, "compare.column", n=i + 1) for i in range(len(setups))]
-frame = pd.DataFrame([row.cells for row in table], index=[row.label for row in table], columns=headers)
-differs = pd.DataFrame([row.differs for row in table], index=frame.index, columns=headers)
-styled = frame.style.apply(lambda _: differs.replace({True: "background-color: rgba(230,159,0,0.28); "
-                                                          "font-weight: 700", False: ""}), axis=None)
 st.subheader(t(lang, "compare.table"))
-st.dataframe(styled, width="stretch")
-st.caption(t(lang, "compare.legend"))
-for sentence in summaries:
-    st.markdown(f"- {sentence}")
+compare_view.table(setups, lang)

@@ -1,0 +1,226 @@
+"""Lessons as data: load and validate `lessons/*.yaml`, and fill their `{{scenario.quantity}}` placeholders.
+
+A lesson is a title, goals and an ordered list of blocks. Block kinds:
+
+- `text`: Markdown in `zh` and `en`;
+- `widget`: a live widget by reference (`calculator`, `compare`, `schedule`, `animation`, `lab`) on a scenario;
+- `predict`: the learner enters a guess of a quantity before the answer and its arithmetic are revealed;
+- `check`: the self-check: `count` questions drawn from `lessons/questions.yaml` for this lesson's number.
+
+Numbers in the text are never typed: `{{course.max_steps}}` is the engine's value for the lesson's scenario
+`course`, and `{{measured.v100_batch4_acc8.seconds}}` a figure measured in the course.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from steplab.errors import SetupError, TrainerRefusal
+from steplab.i18n import LANGUAGES, Text
+from steplab.measurements import measurements
+from steplab.plan import Plan, make_plan
+from steplab.presets import presets
+from steplab.quantities import format_quantity, is_quantity, quantity
+from steplab.setup import TrainingSetup, setup_from_mapping
+
+LESSONS_DIR = Path(__file__).resolve().parents[1] / "lessons"
+WIDGETS = ("calculator", "compare", "schedule", "animation", "lab")
+LABS = ("accumulation", "token_weighting", "overfitting", "memory")
+BLOCK_KEYS = {
+    "text": {"kind", "zh", "en"},
+    "widget": {"kind", "widget", "scenario", "scenarios", "lab", "caption"},
+    "predict": {"kind", "scenario", "quantity", "prompt", "reveal", "tolerance"},
+    "check": {"kind", "count"},
+}
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_.]+)\s*\}\}")
+
+
+class LessonError(ValueError):
+    """An author's mistake in a lesson file: which file, where, and what is wrong."""
+
+    def __init__(self, source: str, where: str, problem: str):
+        super().__init__(f"{source}: {where}: {problem}")
+        self.source, self.where, self.problem = source, where, problem
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: str
+    data: dict[str, Any]
+
+    def text(self, name: str) -> Text:
+        value = self.data[name]
+        return Text(value["zh"], value["en"])
+
+
+@dataclass(frozen=True)
+class Lesson:
+    id: str
+    number: int
+    title: Text
+    goals: tuple[Text, ...]
+    scenarios: dict[str, TrainingSetup] = field(repr=False)
+    blocks: tuple[Block, ...] = ()
+    source: str = ""
+
+    def plan(self, scenario: str) -> Plan:
+        return make_plan(self.scenarios[scenario])
+
+    def fill(self, template: str) -> str:
+        """Replace every `{{scenario.quantity}}` / `{{measured.name.figure}}` with the engine's value."""
+        return PLACEHOLDER.sub(lambda m: format_quantity(self.value(m.group(1))), template)
+
+    def value(self, reference: str) -> Any:
+        head, _, rest = reference.partition(".")
+        if head == "measured":
+            name, _, figure = rest.partition(".")
+            return measurements()[name][figure]
+        return quantity(self.plan(head), rest)
+
+    def say(self, text: Text, lang: str) -> str:
+        return self.fill(text.get(lang))
+
+
+def _bilingual(value: Any, source: str, where: str) -> Text:
+    if not isinstance(value, dict) or set(value) != set(LANGUAGES):
+        raise LessonError(source, where, "needs exactly the keys zh and en")
+    if not all(isinstance(value[lang], str) and value[lang].strip() for lang in LANGUAGES):
+        raise LessonError(source, where, "zh and en must both be non-empty text")
+    return Text(value["zh"], value["en"])
+
+
+def _scenario(spec: Any, source: str, name: str) -> TrainingSetup:
+    if not isinstance(spec, dict) or not set(spec) <= {"preset", "set"}:
+        raise LessonError(source, f"scenarios.{name}", "write {preset: <id>} and/or {set: {field: value}}")
+    values: dict[str, Any] = {}
+    if "preset" in spec:
+        if spec["preset"] not in presets():
+            raise LessonError(source, f"scenarios.{name}", f"unknown preset {spec['preset']!r}")
+        values.update(presets()[spec["preset"]].values)
+    values.update(spec.get("set") or {})
+    try:
+        setup, unknown = setup_from_mapping(values)
+        make_plan(setup)
+    except (SetupError, TrainerRefusal) as error:
+        raise LessonError(source, f"scenarios.{name}", str(error)) from None
+    if unknown:
+        raise LessonError(source, f"scenarios.{name}", f"unknown fields {unknown}")
+    return setup
+
+
+def _questions_per_lesson() -> dict[int, int]:
+    path = LESSONS_DIR / "questions.yaml"
+    if not path.exists():
+        return {}
+    items = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    if isinstance(items, dict):
+        items = items.get("questions", [])
+    counts: dict[int, int] = {}
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("lesson"), int):
+            counts[item["lesson"]] = counts.get(item["lesson"], 0) + 1
+    return counts
+
+
+def _check_block(raw: Any, index: int, lesson: Lesson, source: str) -> Block:
+    where = f"blocks[{index}]"
+    if not isinstance(raw, dict) or raw.get("kind") not in BLOCK_KEYS:
+        raise LessonError(source, where, f"kind must be one of {sorted(BLOCK_KEYS)}")
+    kind = raw["kind"]
+    extra = set(raw) - BLOCK_KEYS[kind]
+    if extra:
+        raise LessonError(source, where, f"unknown keys {sorted(extra)} for a {kind} block")
+    texts = {"text": ("zh", "en")}.get(kind, ())
+    if kind == "text":
+        _bilingual({"zh": raw.get("zh"), "en": raw.get("en")}, source, where)
+    for name in ("caption", "prompt", "reveal"):
+        if name in raw:
+            _bilingual(raw[name], source, f"{where}.{name}")
+    if kind == "widget":
+        if raw.get("widget") not in WIDGETS:
+            raise LessonError(source, where, f"widget must be one of {WIDGETS}")
+        names = raw.get("scenarios") or ([raw["scenario"]] if "scenario" in raw else [])
+        if not names:
+            raise LessonError(source, where, "a widget needs a scenario (or scenarios for compare)")
+        if raw["widget"] == "lab" and raw.get("lab") not in LABS:
+            raise LessonError(source, where, f"a lab widget needs lab: one of {LABS}")
+    elif kind == "predict":
+        names = [raw.get("scenario")]
+        if not raw.get("quantity") or not is_quantity(raw["quantity"]):
+            raise LessonError(source, where, f"unknown quantity {raw.get('quantity')!r}")
+        if "prompt" not in raw or "reveal" not in raw:
+            raise LessonError(source, where, "a predict block needs a prompt and a reveal")
+    elif kind == "check":
+        names = []
+        count = raw.get("count", 3)
+        available = _questions_per_lesson().get(lesson.number, 0)
+        if not isinstance(count, int) or not 1 <= count <= max(available, 1):
+            raise LessonError(source, where, f"count must be 1..{available} (questions for lesson {lesson.number})")
+    else:
+        names = []
+    for name in names:
+        if name not in lesson.scenarios:
+            raise LessonError(source, where, f"unknown scenario {name!r}; the lesson defines {sorted(lesson.scenarios)}")
+    block = Block(kind, dict(raw))
+    for lang in LANGUAGES:  # every placeholder must resolve
+        for text in [raw.get(k) for k in texts] + [raw.get(k, {}).get(lang) for k in ("caption", "prompt", "reveal")]:
+            if isinstance(text, dict):
+                text = text.get(lang)
+            for reference in PLACEHOLDER.findall(text or ""):
+                try:
+                    lesson.value(reference)
+                except (KeyError, ValueError, TypeError, ZeroDivisionError):
+                    raise LessonError(source, where, f"placeholder {{{{{reference}}}}} does not resolve") from None
+    return block
+
+
+def parse_lesson(data: Any, source: str = "<lesson>") -> Lesson:
+    """Validate one lesson document; raise `LessonError` naming the file, the place and the problem."""
+    if not isinstance(data, dict):
+        raise LessonError(source, "top level", "a lesson is a mapping with id, number, title, goals, blocks")
+    missing = {"id", "number", "title", "goals", "blocks"} - set(data)
+    if missing:
+        raise LessonError(source, "top level", f"missing keys {sorted(missing)}")
+    extra = set(data) - {"id", "number", "title", "goals", "scenarios", "blocks"}
+    if extra:
+        raise LessonError(source, "top level", f"unknown keys {sorted(extra)}")
+    if not isinstance(data["number"], int):
+        raise LessonError(source, "number", "must be a whole number")
+    scenarios = {name: _scenario(spec, source, name) for name, spec in (data.get("scenarios") or {}).items()}
+    goals = data["goals"]
+    if not isinstance(goals, list) or not goals:
+        raise LessonError(source, "goals", "list at least one goal")
+    lesson = Lesson(
+        id=str(data["id"]), number=data["number"], title=_bilingual(data["title"], source, "title"),
+        goals=tuple(_bilingual(g, source, f"goals[{i}]") for i, g in enumerate(goals)),
+        scenarios=scenarios, source=source,
+    )
+    if not isinstance(data["blocks"], list) or not data["blocks"]:
+        raise LessonError(source, "blocks", "list at least one block")
+    blocks = tuple(_check_block(raw, i, lesson, source) for i, raw in enumerate(data["blocks"]))
+    if blocks[-1].kind != "check":
+        raise LessonError(source, "blocks", "every lesson ends with a self-check (a check block)")
+    return Lesson(lesson.id, lesson.number, lesson.title, lesson.goals, scenarios, blocks, source)
+
+
+@lru_cache(maxsize=1)
+def load_lessons(directory: str | None = None) -> tuple[Lesson, ...]:
+    """Every lesson file, validated, in lesson order."""
+    folder = Path(directory) if directory else LESSONS_DIR
+    lessons = []
+    for path in sorted(folder.glob("[0-9][0-9]_*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as error:
+            raise LessonError(path.name, "YAML", str(error)) from None
+        lessons.append(parse_lesson(data, path.name))
+    ids = [lesson.id for lesson in lessons]
+    if len(set(ids)) != len(ids):
+        raise LessonError(str(folder), "ids", "two lessons share an id")
+    return tuple(sorted(lessons, key=lambda lesson: lesson.number))

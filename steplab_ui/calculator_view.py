@@ -1,0 +1,52 @@
+"""The calculator's parts, drawn for any plan: used by the calculator page and by lesson widgets."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from steplab.explain import explain
+from steplab.i18n import fmt_float, fmt_int, t
+from steplab.logblock import running_training_block
+from steplab.plan import Plan
+from steplab.warnings import plan_warnings
+from steplab_ui import charts, layout
+
+
+def cards(plan: Plan, lang: str, columns: int = 3) -> None:
+    """The result cards: micro-batches, updates per epoch, total steps, effective batch, warmup, epochs run."""
+    values = [
+        ("card.micro_batches", fmt_int(plan.micro_batches_per_epoch)),
+        ("card.updates_per_epoch", fmt_int(plan.num_update_steps_per_epoch)),
+        ("card.total_steps", fmt_int(plan.max_steps)),
+        ("card.effective_batch", fmt_int(plan.total_train_batch_size)),
+        ("card.warmup", fmt_int(plan.warmup_steps)),
+        ("card.epochs_run", t(lang, "card.epochs_run_value", epoch=fmt_float(plan.final_epoch, 3))),
+    ]
+    slots = st.columns(columns)
+    for index, (key, value) in enumerate(values):
+        slots[index % columns].metric(t(lang, key), value, help=t(lang, f"{key}_help"), border=True)
+    if plan.optimizer_steps != plan.max_steps:
+        st.info(t(lang, "card.runs_differ", runs=fmt_int(plan.optimizer_steps), total=fmt_int(plan.max_steps)),
+                icon=":material/info:")
+
+
+def arithmetic(plan: Plan, lang: str) -> None:
+    """The worked arithmetic, one line per step of the reasoning."""
+    for line in explain(plan):
+        note = f" — {line.note.get(lang)}" if line.note else ""
+        st.markdown(f"**{line.label.get(lang)}**: `{line.formula}`{note}")
+
+
+def warnings(plan: Plan, lang: str) -> None:
+    layout.show_warnings(plan_warnings(plan), lang)
+
+
+def timeline(plan: Plan, lang: str, key: str) -> None:
+    sentence = charts.timeline_sentence(plan, lang)
+    st.plotly_chart(charts.timeline(plan, lang), key=key, alt=sentence, config={"displaylogo": False})
+    st.caption(sentence)
+
+
+def log_block(plan: Plan, lang: str) -> None:
+    st.caption(t(lang, "calc.log_hint", trainer=plan.profile.matched))
+    st.code(running_training_block(plan, lang), language="text")
