@@ -21,12 +21,14 @@ from typing import Any
 
 import yaml
 
+from steplab.config_io import ConfigError, read_config
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import LANGUAGES, Text
 from steplab.measurements import measurements
 from steplab.plan import Plan, make_plan
 from steplab.presets import presets
 from steplab.quantities import format_quantity, is_quantity, quantity
+from steplab.rl_pipeline import RlvrSetup, rlvr_quantities
 from steplab.setup import TrainingSetup, setup_from_mapping
 
 LESSONS_DIR = Path(__file__).resolve().parents[1] / "lessons"
@@ -65,7 +67,7 @@ class Lesson:
     number: int
     title: Text
     goals: tuple[Text, ...]
-    scenarios: dict[str, TrainingSetup] = field(repr=False)
+    scenarios: dict[str, TrainingSetup | dict[str, int]] = field(repr=False)
     blocks: tuple[Block, ...] = ()
     source: str = ""
 
@@ -81,6 +83,9 @@ class Lesson:
         if head == "measured":
             name, _, figure = rest.partition(".")
             return measurements()[name][figure]
+        scenario = self.scenarios[head]
+        if isinstance(scenario, dict):  # a ROLL RLVR run
+            return scenario[rest]
         return quantity(self.plan(head), rest)
 
     def say(self, text: Text, lang: str) -> str:
@@ -95,22 +100,38 @@ def _bilingual(value: Any, source: str, where: str) -> Text:
     return Text(value["zh"], value["en"])
 
 
-def _scenario(spec: Any, source: str, name: str) -> TrainingSetup:
-    if not isinstance(spec, dict) or not set(spec) <= {"preset", "set"}:
-        raise LessonError(source, f"scenarios.{name}", "write {preset: <id>} and/or {set: {field: value}}")
+def _scenario(spec: Any, source: str, name: str) -> TrainingSetup | dict[str, int]:
+    """A lesson scenario: a preset and/or field values (planned by the engine), a LLaMA-Factory YAML's keys
+    (read by `config_io`, so the sample count follows max_samples and val_size), or a ROLL RLVR run."""
+    where = f"scenarios.{name}"
+    if not isinstance(spec, dict) or not (set(spec) <= {"preset", "set"} or set(spec) in ({"llamafactory"}, {"rlvr"})):
+        raise LessonError(source, where, "write {preset: <id>} and/or {set: {...}}, or {llamafactory: {...}}, or {rlvr: {...}}")
+    if "rlvr" in spec:
+        try:
+            return rlvr_quantities(RlvrSetup(**spec["rlvr"]))
+        except TypeError as error:
+            raise LessonError(source, where, str(error)) from None
     values: dict[str, Any] = {}
+    if "llamafactory" in spec:
+        try:
+            imported = read_config(yaml.safe_dump(spec["llamafactory"]))
+        except ConfigError as error:
+            raise LessonError(source, where, error.message("en")) from None
+        if imported.needs_num_samples:
+            raise LessonError(source, where, "the YAML does not give the sample count (name datasets StepLab knows)")
+        values.update(imported.values)
     if "preset" in spec:
         if spec["preset"] not in presets():
-            raise LessonError(source, f"scenarios.{name}", f"unknown preset {spec['preset']!r}")
+            raise LessonError(source, where, f"unknown preset {spec['preset']!r}")
         values.update(presets()[spec["preset"]].values)
     values.update(spec.get("set") or {})
     try:
         setup, unknown = setup_from_mapping(values)
         make_plan(setup)
     except (SetupError, TrainerRefusal) as error:
-        raise LessonError(source, f"scenarios.{name}", str(error)) from None
+        raise LessonError(source, where, str(error)) from None
     if unknown:
-        raise LessonError(source, f"scenarios.{name}", f"unknown fields {unknown}")
+        raise LessonError(source, where, f"unknown fields {unknown}")
     return setup
 
 
@@ -167,6 +188,8 @@ def _check_block(raw: Any, index: int, lesson: Lesson, source: str) -> Block:
     for name in names:
         if name not in lesson.scenarios:
             raise LessonError(source, where, f"unknown scenario {name!r}; the lesson defines {sorted(lesson.scenarios)}")
+        if isinstance(lesson.scenarios[name], dict):
+            raise LessonError(source, where, f"scenario {name!r} is an RLVR run: use it in text placeholders only")
     block = Block(kind, dict(raw))
     for lang in LANGUAGES:  # every placeholder must resolve
         for text in [raw.get(k) for k in texts] + [raw.get(k, {}).get(lang) for k in ("caption", "prompt", "reveal")]:

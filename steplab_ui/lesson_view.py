@@ -1,0 +1,85 @@
+"""Drawing a lesson's blocks: text, live widgets, predict-then-reveal, and the self-check."""
+
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+from steplab.i18n import t
+from steplab.lessons import Block, Lesson
+from steplab.quantities import PLAN_QUANTITIES, format_quantity
+from steplab_ui import calculator_view, widgets
+
+PRESENTER_CSS = """
+<style>
+section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"] {display: none;}
+.block-container {max-width: 1700px; padding-top: 1.5rem;}
+.block-container p, .block-container li, .block-container label {font-size: 1.9rem !important; line-height: 1.45;}
+.block-container h1 {font-size: 3.2rem !important;}
+.block-container h2, .block-container h3 {font-size: 2.4rem !important;}
+[data-testid="stMetricValue"] {font-size: 3.4rem !important;}
+</style>
+"""
+
+
+def _guess_key(key: str) -> str:
+    return f"{key}_guess"
+
+
+def _reveal(key: str) -> None:
+    st.session_state[f"{key}_revealed"] = True
+
+
+def predict(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
+    """The learner commits to a guess; only then the engine's answer, the arithmetic and the widget appear."""
+    scenario, name = block.data["scenario"], block.data["quantity"]
+    plan = lesson.plan(scenario)
+    answer = lesson.value(f"{scenario}.{name}")
+    st.markdown(f"**{t(lang, 'lesson.predict')}** {lesson.say(block.text('prompt'), lang)}")
+    revealed = st.session_state.get(f"{key}_revealed", False)
+    if not presenter:
+        guess = st.number_input(t(lang, "lesson.your_guess"), value=None, step=1.0, format="%g",
+                                key=_guess_key(key), disabled=revealed, placeholder=t(lang, "lesson.guess_placeholder"))
+    else:
+        guess = None
+    label = t(lang, "lesson.reveal_answer") if presenter else t(lang, "lesson.check_guess")
+    st.button(label, key=f"{key}_reveal", on_click=_reveal, args=(key,),
+              disabled=revealed or (guess is None and not presenter), type="primary")
+    if not revealed:
+        return
+    quantity_label = PLAN_QUANTITIES[name][0].get(lang) if name in PLAN_QUANTITIES else name
+    if guess is not None and math.isfinite(guess):
+        tolerance = block.data.get("tolerance", 0)
+        right = abs(guess - answer) <= tolerance
+        message = t(lang, "lesson.guess_right" if right else "lesson.guess_wrong", guess=format_quantity(guess),
+                    answer=format_quantity(answer), quantity=quantity_label)
+        (st.success if right else st.warning)(message)
+    else:
+        st.info(t(lang, "lesson.answer_is", quantity=quantity_label, answer=format_quantity(answer)))
+    st.markdown(lesson.say(block.text("reveal"), lang))
+    calculator_view.arithmetic(plan, lang)
+
+
+def check(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
+    """The end-of-lesson self-check: questions from the bank for this lesson, fresh numbers per session."""
+    from steplab import quiz
+    from steplab_ui import quiz_view
+
+    st.subheader(t(lang, "lesson.self_check"))
+    specs = [spec for spec in quiz.load_bank() if spec.lesson == lesson.number][: block.data.get("count", 3)]
+    seed = st.session_state.setdefault(f"{key}_seed", st.session_state.get("_lesson_seed_base", 0) + lesson.number)
+    for index, spec in enumerate(specs):
+        question = quiz.generate(spec, seed + index)
+        quiz_view.render_question(question, lang, key=f"{key}_q{index}")
+
+
+def render_block(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
+    if block.kind == "text":
+        st.markdown(lesson.fill(block.data[lang]))
+    elif block.kind == "widget":
+        widgets.render(lesson, block, lang, key)
+    elif block.kind == "predict":
+        predict(lesson, block, lang, key, presenter)
+    elif block.kind == "check":
+        check(lesson, block, lang, key, presenter)

@@ -1,0 +1,42 @@
+"""Live widgets a lesson embeds by reference, each drawn for the lesson's own scenario (not the sidebar's)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from steplab.i18n import t
+from steplab.lessons import Block, Lesson
+from steplab_ui import calculator_view, compare_view, state
+
+
+def _open_in_app(lesson: Lesson, scenario: str) -> None:
+    state.apply_values(lesson.scenarios[scenario].to_dict())
+
+
+def calculator(lesson: Lesson, block: Block, lang: str, key: str) -> None:
+    scenario = block.data["scenario"]
+    plan = lesson.plan(scenario)
+    calculator_view.cards(plan, lang)
+    with st.expander(t(lang, "lesson.show_arithmetic")):
+        calculator_view.arithmetic(plan, lang)
+    st.button(t(lang, "lesson.use_setup"), key=f"{key}_use", on_click=_open_in_app, args=(lesson, scenario),
+              help=t(lang, "lesson.use_setup_help"), icon=":material/input:")
+
+
+def compare(lesson: Lesson, block: Block, lang: str, key: str) -> None:
+    names = block.data.get("scenarios") or [block.data["scenario"]]
+    compare_view.table([lesson.scenarios[name].to_dict() for name in names], lang)
+
+
+WIDGETS: dict[str, Callable[[Lesson, Block, str, str], None]] = {
+    "calculator": calculator,
+    "compare": compare,
+}
+
+
+def render(lesson: Lesson, block: Block, lang: str, key: str) -> None:
+    WIDGETS[block.data["widget"]](lesson, block, lang, key)
+    if "caption" in block.data:
+        st.caption(lesson.say(block.text("caption"), lang))
