@@ -621,7 +621,7 @@ def schedules(draw):
     return name, W, T, kwargs, learning_rate
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(schedules())
 def test_property_lr_within_zero_and_peak_inside_the_horizon(case):
     name, W, T, kwargs, learning_rate = case
@@ -631,7 +631,7 @@ def test_property_lr_within_zero_and_peak_inside_the_horizon(case):
     assert np.all(lr <= learning_rate * (1 + 1e-12))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(schedules())
 def test_property_equals_the_real_5_lambda(hf5, case):
     """Random configurations against the lambda inside the real 5.24 scheduler, past the horizon too."""
