@@ -372,6 +372,9 @@ def _parse(item: Any, index: int) -> QuestionSpec:
     if kind == "sliders":
         spec_args["controls"] = _controls(qid, item.get("controls"), setup, params)
         spec_args["targets"] = _targets(qid, item.get("target"))
+        drawn = len(spec_args["targets"][0][2]) > 1
+        if drawn and not all("{{target}}" in prompt.get(lang).replace(" ", "") for lang in LANGUAGES):
+            raise QuizError(qid, "the target is drawn from a list, so the prompt must show it with {{target}}")
     elif "controls" in item or "target" in item:
         raise QuizError(qid, f"controls/target belong to sliders questions, not {kind}")
     if kind == "numeric" and not setup and not params:

@@ -1,0 +1,320 @@
+"""A learner's progress (lessons done, check scores, self-study score), kept by the learner, never by the server.
+
+`to_code` turns it into a short code to copy (`SL1-` + Crockford base32 of a compact payload and a checksum);
+`to_json` into a small file to download. `from_code` / `from_json` read them back and reject anything
+invalid with a `ProgressError` that says why, in both languages; inputs are capped in length first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from steplab.i18n import Text
+
+VERSION = 1
+PREFIX = "SL"
+LESSON_COUNT = 10
+MAX_COUNT = 1_000_000  # attempts per lesson or in self-study
+MAX_CODE_CHARS = 200
+MAX_JSON_BYTES = 10_000
+CHECKSUM_BYTES = 3
+ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford base32: no I, L, O, U
+READ_AS = {**{c: i for i, c in enumerate(ALPHABET)}, "O": 0, "I": 1, "L": 1}
+
+
+class ProgressError(ValueError):
+    """A progress code or file that cannot be restored, with the reason in Chinese and English."""
+
+    def __init__(self, text: Text):
+        super().__init__(text.en)
+        self.text = text
+
+    def message(self, lang: str) -> str:
+        return self.text.get(lang)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Lessons done, the end-of-lesson check score per lesson and the self-study score."""
+
+    lessons_done: frozenset[int] = frozenset()
+    lesson_scores: tuple[tuple[int, int, int], ...] = ()  # (lesson, correct, attempts), sorted by lesson
+    selfstudy_correct: int = 0
+    selfstudy_attempts: int = 0
+    seen: frozenset[str] = field(default=frozenset(), compare=False)  # graded question tokens (session only)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    def score(self, lesson: int) -> tuple[int, int]:
+        """(correct, attempts) of a lesson's check; (0, 0) before any answer."""
+        for number, correct, attempts in self.lesson_scores:
+            if number == lesson:
+                return correct, attempts
+        return 0, 0
+
+    def with_lesson_done(self, lesson: int, done: bool = True) -> Progress:
+        lessons = self.lessons_done | {lesson} if done else self.lessons_done - {lesson}
+        return _copy(self, lessons_done=frozenset(lessons))
+
+    def with_answer(self, lesson: int | None, correct: bool, token: str | None = None) -> Progress:
+        """Count one graded answer: in a lesson's check (`lesson` 1–10) or in self-study (`lesson` None).
+
+        With a `token` (a question instance), only its first grading counts; later re-checks change nothing.
+        """
+        if token is not None and token in self.seen:
+            return self
+        seen = self.seen | {token} if token is not None else self.seen
+        if lesson is None:
+            return _copy(self, selfstudy_correct=min(self.selfstudy_correct + bool(correct), MAX_COUNT),
+                         selfstudy_attempts=min(self.selfstudy_attempts + 1, MAX_COUNT), seen=seen)
+        scores = dict((n, (c, a)) for n, c, a in self.lesson_scores)
+        right, attempts = scores.get(lesson, (0, 0))
+        if attempts >= MAX_COUNT:
+            return _copy(self, seen=seen)
+        scores[lesson] = (right + bool(correct), attempts + 1)
+        return _copy(self, lesson_scores=tuple((n, c, a) for n, (c, a) in sorted(scores.items())), seen=seen)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able values (the session keeps this)."""
+        return {
+            "lessons_done": sorted(self.lessons_done),
+            "lesson_scores": {str(n): [c, a] for n, c, a in self.lesson_scores},
+            "selfstudy": {"correct": self.selfstudy_correct, "attempts": self.selfstudy_attempts},
+            "seen": sorted(self.seen)[:500],
+        }
+
+
+def _copy(progress: Progress, **changes: Any) -> Progress:
+    values = {
+        "lessons_done": progress.lessons_done, "lesson_scores": progress.lesson_scores,
+        "selfstudy_correct": progress.selfstudy_correct, "selfstudy_attempts": progress.selfstudy_attempts,
+        "seen": progress.seen,
+    }
+    values.update(changes)
+    return Progress(**values)
+
+
+def _error(zh: str, en: str) -> ProgressError:
+    return ProgressError(Text(zh, en))
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
+
+
+def _validate(progress: Progress) -> None:
+    if not isinstance(progress.lessons_done, frozenset) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= LESSON_COUNT for n in progress.lessons_done):
+        raise _error("已完成的课必须是 1 到 10 之间的课号。", "Lessons done must be lesson numbers from 1 to 10.")
+    numbers = [item[0] for item in progress.lesson_scores if isinstance(item, tuple) and len(item) == 3]
+    if len(numbers) != len(progress.lesson_scores) or numbers != sorted(set(numbers)):
+        raise _error("各课得分的格式不对。", "The lesson scores are malformed.")
+    for lesson, correct, attempts in progress.lesson_scores:
+        if not (isinstance(lesson, int) and not isinstance(lesson, bool) and 1 <= lesson <= LESSON_COUNT):
+            raise _error("得分里的课号必须在 1 到 10 之间。", "A lesson score names a lesson outside 1–10.")
+        if not (_is_count(correct) and _is_count(attempts) and correct <= attempts):
+            raise _error(f"第 {lesson} 课的得分不合理。", f"The score of lesson {lesson} is not possible.")
+    if not (_is_count(progress.selfstudy_correct) and _is_count(progress.selfstudy_attempts)
+            and progress.selfstudy_correct <= progress.selfstudy_attempts):
+        raise _error("自测得分不合理。", "The self-check score is not possible.")
+
+
+def from_dict(data: Any) -> Progress:
+    """A progress from plain values (the session's dict or a file's JSON), validated."""
+    if not isinstance(data, Mapping):
+        raise _error("进度数据必须是一个对象。", "Progress data must be an object.")
+    lessons = data.get("lessons_done", [])
+    scores = data.get("lesson_scores", {})
+    selfstudy = data.get("selfstudy", {"correct": 0, "attempts": 0})
+    seen = data.get("seen", [])
+    if not isinstance(lessons, list) or len(lessons) > LESSON_COUNT:
+        raise _error("lessons_done 必须是课号列表。", "lessons_done must be a list of lesson numbers.")
+    if not isinstance(scores, Mapping) or len(scores) > LESSON_COUNT:
+        raise _error("lesson_scores 的格式不对。", "lesson_scores is malformed.")
+    if not isinstance(selfstudy, Mapping):
+        raise _error("selfstudy 的格式不对。", "selfstudy is malformed.")
+    items = []
+    for key, value in scores.items():
+        if not (isinstance(key, str) and key.isascii() and key.isdigit() and len(key) <= 2):
+            raise _error("lesson_scores 的键必须是课号。", "lesson_scores keys must be lesson numbers.")
+        if not (isinstance(value, list) and len(value) == 2):
+            raise _error("每课得分必须是 [答对数, 作答数]。", "Each lesson score must be [correct, attempts].")
+        items.append((int(key), value[0], value[1]))
+    if not isinstance(seen, list) or len(seen) > 500 or not all(isinstance(s, str) and len(s) <= 100 for s in seen):
+        seen = []
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in lessons) or len(set(lessons)) != len(lessons):
+        raise _error("lessons_done 必须是不重复的课号。", "lessons_done must list each lesson number once.")
+    if len({n for n, _, _ in items}) != len(items):
+        raise _error("lesson_scores 里有重复的课号。", "lesson_scores repeats a lesson.")
+    return Progress(frozenset(lessons), tuple(sorted(items, key=lambda item: item[0])), selfstudy.get("correct"),
+                    selfstudy.get("attempts"), frozenset(seen))
+
+
+# --------------------------------------------------------------------------- the short code
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    for _ in range(4):  # 4 × 7 bits > MAX_COUNT
+        if pos >= len(data):
+            raise _error("进度码不完整。", "The progress code is incomplete.")
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, pos
+    raise _error("进度码里的数字太大。", "A number in the progress code is too large.")
+
+
+def _checksum(version: int, payload: bytes) -> bytes:
+    return hashlib.blake2b(bytes([version]) + payload, digest_size=CHECKSUM_BYTES, person=b"steplab-prog").digest()
+
+
+def _payload(progress: Progress) -> bytes:
+    done = sum(1 << (n - 1) for n in progress.lessons_done)
+    scored = sum(1 << (n - 1) for n, _, _ in progress.lesson_scores)
+    out = bytearray(_varint(done) + _varint(scored))
+    for _, correct, attempts in progress.lesson_scores:
+        out += _varint(correct) + _varint(attempts)
+    out += _varint(progress.selfstudy_correct) + _varint(progress.selfstudy_attempts)
+    return bytes(out)
+
+
+def _b32encode(data: bytes) -> str:
+    number = int.from_bytes(b"\x01" + data, "big")  # a leading 1 keeps leading zero bytes
+    chars = []
+    while number:
+        number, digit = divmod(number, 32)
+        chars.append(ALPHABET[digit])
+    return "".join(reversed(chars))
+
+
+def _b32decode(text: str) -> bytes:
+    number = 0
+    for char in text:
+        if char not in READ_AS:
+            raise _error(f"进度码里有无效字符 {char!r}。", f"The progress code has an invalid character {char!r}.")
+        number = number * 32 + READ_AS[char]
+    raw = number.to_bytes((number.bit_length() + 7) // 8, "big")
+    if not raw or raw[0] != 1:
+        raise _error("进度码已损坏。", "The progress code is damaged.")
+    return raw[1:]
+
+
+def to_code(progress: Progress) -> str:
+    """A short code for the learner to copy, such as `SL1-2D1K-4RX9-T7`."""
+    payload = _payload(progress)
+    body = _b32encode(payload + _checksum(VERSION, payload))
+    groups = [body[i:i + 4] for i in range(0, len(body), 4)]
+    return f"{PREFIX}{VERSION}-" + "-".join(groups)
+
+
+CODE_SHAPE = re.compile(rf"{PREFIX}(\d{{1,3}})[\s\-]+([0-9A-Z][0-9A-Z\s\-]*)")
+
+
+def from_code(text: Any) -> Progress:
+    """Read a progress code back; `ProgressError` for anything that is not a valid code of this version."""
+    if not isinstance(text, str) or not text.strip():
+        raise _error("请先粘贴进度码。", "Paste a progress code first.")
+    if len(text) > MAX_CODE_CHARS:
+        raise _error(f"进度码太长（最多 {MAX_CODE_CHARS} 个字符）。",
+                     f"That is too long for a progress code (at most {MAX_CODE_CHARS} characters).")
+    upper = text.strip().upper()
+    if not upper.isascii():
+        raise _error("进度码只包含英文字母、数字和连字符。", "A progress code has only letters, digits and hyphens.")
+    match = CODE_SHAPE.fullmatch(upper)
+    if match is None:
+        raise _error(f"这不是 StepLab 进度码（应以 {PREFIX}{VERSION}- 开头）。",
+                     f"This is not a StepLab progress code (it starts with {PREFIX}{VERSION}-).")
+    version = int(match.group(1))
+    if version != VERSION:
+        raise _error(f"这个进度码来自另一个版本（{version}），无法读取。",
+                     f"This progress code is from another version ({version}) and cannot be read.")
+    data = _b32decode(re.sub(r"[\s\-]", "", match.group(2)))
+    if len(data) <= CHECKSUM_BYTES:
+        raise _error("进度码不完整。", "The progress code is incomplete.")
+    payload, check = data[:-CHECKSUM_BYTES], data[-CHECKSUM_BYTES:]
+    if _checksum(version, payload) != check:
+        raise _error("进度码校验失败：可能抄错了一个字符。", "The progress code's checksum does not match: a character may be mistyped.")
+    return _parse_payload(payload)
+
+
+def _parse_payload(payload: bytes) -> Progress:
+    done, pos = _read_varint(payload, 0)
+    scored, pos = _read_varint(payload, pos)
+    if done >> LESSON_COUNT or scored >> LESSON_COUNT:
+        raise _error("进度码里的课号超出范围。", "The progress code names a lesson that does not exist.")
+    scores = []
+    for lesson in range(1, LESSON_COUNT + 1):
+        if scored >> (lesson - 1) & 1:
+            correct, pos = _read_varint(payload, pos)
+            attempts, pos = _read_varint(payload, pos)
+            scores.append((lesson, correct, attempts))
+    correct, pos = _read_varint(payload, pos)
+    attempts, pos = _read_varint(payload, pos)
+    if pos != len(payload):
+        raise _error("进度码末尾有多余内容。", "The progress code has extra data at the end.")
+    lessons = frozenset(n for n in range(1, LESSON_COUNT + 1) if done >> (n - 1) & 1)
+    return Progress(lessons, tuple(scores), correct, attempts)
+
+
+# --------------------------------------------------------------------------- the file
+
+
+def to_json(progress: Progress) -> str:
+    """The progress as a small JSON file (with its code, for a second check)."""
+    data = {"app": "steplab", "kind": "progress", "version": VERSION, **progress.to_dict(), "code": to_code(progress)}
+    data.pop("seen")
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+def from_json(content: Any) -> Progress:
+    """Read a progress file back (text or bytes); `ProgressError` for anything invalid."""
+    if isinstance(content, bytes | bytearray):
+        if len(content) > MAX_JSON_BYTES:
+            raise _error("进度文件太大。", "The progress file is too large.")
+        try:
+            content = bytes(content).decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise _error("进度文件不是 UTF-8 文本。", "The progress file is not UTF-8 text.") from None
+    if not isinstance(content, str):
+        raise _error("进度文件无法读取。", "The progress file cannot be read.")
+    if len(content.encode("utf-8", "surrogatepass")) > MAX_JSON_BYTES:
+        raise _error("进度文件太大。", "The progress file is too large.")
+    try:
+        data = json.loads(content, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        raise _error("进度文件不是有效的 JSON。", "The progress file is not valid JSON.") from None
+    if not isinstance(data, Mapping) or data.get("app") != "steplab" or data.get("kind") != "progress":
+        raise _error("这不是 StepLab 进度文件。", "This is not a StepLab progress file.")
+    if data.get("version") != VERSION:
+        raise _error("这个进度文件来自另一个版本，无法读取。", "This progress file is from another version and cannot be read.")
+    unknown = set(data) - {"app", "kind", "version", "lessons_done", "lesson_scores", "selfstudy", "code"}
+    if unknown:
+        raise _error("进度文件里有未知字段。", "The progress file has unknown fields.")
+    progress = from_dict(data)
+    if "code" in data and (not isinstance(data["code"], str) or from_code(data["code"]) != progress):
+        raise _error("进度文件里的内容与其进度码不一致：文件可能被改过。",
+                     "The file's contents do not match its progress code: the file may have been edited.")
+    return progress
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(name)
