@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 import sys
-from itertools import islice
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import islice
 
 import numpy as np
 
