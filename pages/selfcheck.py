@@ -1,0 +1,58 @@
+"""Self-check: fresh questions from the bank (new seeds), a score kept in the session, progress code and file."""
+
+import random
+
+import streamlit as st
+
+from steplab import quiz
+from steplab.i18n import t
+from steplab_ui import layout, state
+from steplab_ui.quiz_view import get_progress, render_progress, render_question
+
+CURRENT = "selfcheck_current"  # (question id, seed) of the question on screen
+LESSONS_KEY = "selfcheck_lessons"
+ALL_LESSONS = list(range(1, 11))
+
+setup, error = state.shared_setup()  # the sidebar setup is not used by the questions; it keeps the app consistent
+lang = state.language()
+layout.header(lang, "selfcheck")
+state.show_url_notices(lang)
+
+
+def new_question(bank: list[quiz.QuestionSpec]) -> None:
+    """Draw a fresh question (a new seed) from the chosen lessons, not the same one twice in a row."""
+    lessons = set(st.session_state.get(LESSONS_KEY) or [])
+    current = st.session_state.get(CURRENT)
+    question = quiz.draw(bank, random.SystemRandom(), lessons=lessons, avoid=current[0] if current else None)
+    st.session_state[CURRENT] = (question.id, question.seed) if question else None
+
+
+try:
+    bank = quiz.load_bank()
+except quiz.QuizError as problem:
+    st.error(t(lang, "quiz.bank_error", error=problem), icon=":material/error:")
+    st.stop()
+
+specs = {spec.id: spec for spec in bank}
+st.pills(t(lang, "quiz.pick_lessons"), ALL_LESSONS, selection_mode="multi", default=ALL_LESSONS, key=LESSONS_KEY,
+         format_func=lambda n: t(lang, f"quiz.lesson_short.{n}"), help=t(lang, "quiz.pick_lessons_help"))
+chosen = set(st.session_state.get(LESSONS_KEY) or [])
+current = st.session_state.get(CURRENT)
+if current is None or current[0] not in specs or specs[current[0]].lesson not in chosen:
+    new_question(bank)
+    current = st.session_state.get(CURRENT)
+
+progress = get_progress()
+score, button = st.columns([3, 2], vertical_alignment="bottom")
+score.metric(t(lang, "quiz.score"), t(lang, "quiz.score_value", correct=progress.selfstudy_correct,
+                                       attempts=progress.selfstudy_attempts), help=t(lang, "quiz.score_help"))
+button.button(t(lang, "quiz.new_question"), key="selfcheck_new", icon=":material/refresh:", on_click=new_question,
+              args=(bank,), disabled=not chosen, width="stretch")
+
+if current is None:
+    st.info(t(lang, "quiz.no_lessons"), icon=":material/info:")
+else:
+    render_question(quiz.generate(specs[current[0]], current[1]), lang, key="selfcheck", source="selfstudy")
+
+st.divider()
+render_progress(lang, key="selfcheck_progress")

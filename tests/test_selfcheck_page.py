@@ -1,0 +1,158 @@
+"""AppTest: the self-check page in both languages; right answers get ✓ and the arithmetic, wrong ones the hint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from steplab import quiz
+from steplab.i18n import catalogue
+from steplab.progress import Progress, from_code, to_code
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = str(ROOT / "pages" / "selfcheck.py")
+SPECS = quiz.bank_by_id()
+
+
+def page(lang: str = "en", current: tuple[str, int] | None = None) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["lang"] = lang
+    if current is not None:
+        at.session_state["selfcheck_current"] = current
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def shown(at: AppTest) -> quiz.Question:
+    question_id, seed = at.session_state["selfcheck_current"]
+    return quiz.generate(SPECS[question_id], seed)
+
+
+def base(question: quiz.Question) -> str:
+    return f"selfcheck__{question.id}__{question.seed}"
+
+
+def check(at: AppTest, question: quiz.Question) -> AppTest:
+    at.button(key=f"{base(question)}__check").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def score(at: AppTest, lang: str = "en") -> str:
+    return next(m.value for m in at.metric if m.label == catalogue(lang)["quiz.score"])
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_page_renders_in_both_languages(lang):
+    at = page(lang)
+    assert at.title[0].value == catalogue(lang)["page.selfcheck.title"]
+    question = shown(at)
+    assert any(question.prompt.get(lang) == m.value for m in at.markdown)
+    assert score(at, lang) == "0 / 0"
+    assert any(c.value.startswith("SL1-") for c in at.code)
+    assert at.button(key=f"{base(question)}__check").label == catalogue(lang)["quiz.check"]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_numeric_right_then_wrong(lang):
+    at = page(lang, ("l4-total-steps", 11))
+    question = shown(at)
+    at.number_input(key=f"{base(question)}__answer").set_value(question.answer).run()
+    check(at, question)
+    assert at.success and catalogue(lang)["quiz.correct_mark"] in at.success[0].value
+    assert not at.info  # no hint on a right answer
+    assert any("`" in m.value and str(question.answer) in m.value.replace(",", "") for m in at.markdown)
+    assert score(at, lang) == "1 / 1"
+
+    at.number_input(key=f"{base(question)}__answer").set_value(question.answer + 3).run()
+    assert not at.success and not at.error  # changing the answer clears the old feedback
+    check(at, question)
+    assert at.error and catalogue(lang)["quiz.wrong_mark"] in at.error[0].value
+    assert any(question.hint.get(lang) in i.value for i in at.info)
+    assert at.expander[0].label == catalogue(lang)["quiz.worked_reveal"]
+    assert score(at, lang) == "1 / 1"  # a question counts once, at its first check
+
+
+def test_choice_wrong_gives_hint_and_right_gives_explanation():
+    spec = next(s for s in SPECS.values() if s.kind == "choice" and not s.multiple)
+    at = page("en", (spec.id, 4))
+    question = shown(at)
+    wrong = next(i for i in range(len(question.options)) if i not in question.correct)
+    at.radio(key=f"{base(question)}__choice").set_value(wrong).run()
+    check(at, question)
+    assert at.error and any(question.hint.en in i.value for i in at.info)
+    assert score(at) == "0 / 1"
+    at.radio(key=f"{base(question)}__choice").set_value(next(iter(question.correct))).run()
+    check(at, question)
+    assert at.success and any(question.explanation.en in m.value for m in at.markdown)
+    assert score(at) == "0 / 1"
+
+
+def test_multiple_choice_uses_checkboxes():
+    spec = next(s for s in SPECS.values() if s.kind == "choice" and s.multiple)
+    at = page("zh", (spec.id, 2))
+    question = shown(at)
+    for index in question.correct:
+        at.checkbox(key=f"{base(question)}__option{index}").check()
+    at.run()
+    check(at, question)
+    assert at.success and score(at, "zh") == "1 / 1"
+
+
+def test_sliders_question():
+    at = page("en", ("l3-keep-32", 0))
+    question = shown(at)
+    control = question.controls[0]
+    slider = at.slider(key=f"{base(question)}__{control.field}")
+    assert slider.value == control.start
+    check(at, question)
+    assert at.error and any(question.hint.en in i.value for i in at.info)
+    assert any("✗" in m.value for m in at.markdown)
+    at.slider(key=f"{base(question)}__{control.field}").set_value(dict(question.solution)[control.field]).run()
+    check(at, question)
+    assert at.success and any("✓" in m.value for m in at.markdown)
+
+
+def test_new_question_and_lesson_filter():
+    at = page("en")
+    first = at.session_state["selfcheck_current"]
+    at.button(key="selfcheck_new").click().run()
+    assert at.session_state["selfcheck_current"] != first
+    at.pills(key="selfcheck_lessons").set_value([9]).run()
+    assert not at.exception
+    assert SPECS[at.session_state["selfcheck_current"][0]].lesson == 9
+    for _ in range(3):
+        at.button(key="selfcheck_new").click().run()
+        assert SPECS[at.session_state["selfcheck_current"][0]].lesson == 9
+    at.pills(key="selfcheck_lessons").set_value([]).run()
+    assert not at.exception
+    assert any(catalogue("en")["quiz.no_lessons"] in i.value for i in at.info)
+
+
+def test_progress_code_restores_and_bad_codes_say_why():
+    at = page("en")
+    code = to_code(Progress(frozenset({1, 2}), ((2, 2, 3),), 5, 8))
+    at.text_input(key="selfcheck_progress__code").set_value(code).run()
+    at.button(key="selfcheck_progress__restore").click().run()
+    assert not at.exception
+    assert score(at) == "5 / 8"
+    assert any(c.value == code for c in at.code)
+    assert at.success and catalogue("en")["quiz.progress.restored"] in at.success[-1].value
+    assert from_code(next(c.value for c in at.code if c.value.startswith("SL1-"))).lessons_done == {1, 2}
+    for bad in ("SL1-2000-000A-SQ1Z", "garbage", "SL1-" + "Z" * 150, "١٢٣"):
+        at.text_input(key="selfcheck_progress__code").set_value(bad).run()
+        at.button(key="selfcheck_progress__restore").click().run()
+        assert not at.exception
+        assert at.error and "Cannot restore" in at.error[-1].value
+        assert score(at) == "5 / 8"  # a bad code changes nothing
+
+
+def test_broken_session_progress_is_ignored():
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["steplab_progress"] = {"selfstudy": {"correct": 9, "attempts": 1}}
+    at.run()
+    assert not at.exception
+    assert score(at, "zh") == "0 / 0"
