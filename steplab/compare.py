@@ -23,8 +23,10 @@ class Row:
 
 
 def _plan(values: dict[str, Any]) -> Plan | str:
+    """Plan a column; evaluation by steps when the column gives an interval and no other strategy."""
+    strategy = values.get("eval_strategy") or ("steps" if values.get("eval_steps") else "no")
     try:
-        return make_plan(setup_from_mapping({**values, "eval_strategy": "steps"})[0])
+        return make_plan(setup_from_mapping({**values, "eval_strategy": strategy})[0])
     except SetupError as error:
         return error.en
     except TrainerRefusal as refusal:
@@ -32,6 +34,8 @@ def _plan(values: dict[str, Any]) -> Plan | str:
 
 
 def _eval_in_epochs(plan: Plan, lang: str) -> str:
+    if plan.setup.eval_strategy != "steps":
+        return Text("每轮结束时", "at every epoch end").get(lang) if plan.setup.eval_strategy == "epoch" else "—"
     every = interval(plan, "eval")
     epochs = every / plan.num_update_steps_per_epoch if plan.num_update_steps_per_epoch else 0
     if abs(epochs - 1) < 1e-9:
@@ -46,11 +50,12 @@ ROWS: tuple[tuple[Text, Any], ...] = (
     (Text("每轮更新步数", "Updates per epoch"), lambda p, lang: fmt_int(p.num_update_steps_per_epoch)),
     (Text("总步数", "Total steps"), lambda p, lang: fmt_int(p.max_steps)),
     (Text("有效批次", "Effective batch"), lambda p, lang: fmt_int(p.total_train_batch_size)),
-    (Text("评估间隔(步)", "Evaluation interval (steps)"), lambda p, lang: fmt_int(interval(p, "eval"))),
+    (Text("评估间隔(步)", "Evaluation interval (steps)"),
+     lambda p, lang: fmt_int(interval(p, "eval")) if p.setup.eval_strategy == "steps" else "—"),
     (Text("评估间隔(轮)", "Evaluation interval (epochs)"), _eval_in_epochs),
     (Text("评估发生在第几步", "Evaluations at steps"),
-     lambda p, lang: ", ".join(fmt_int(k) for k in events(p, "eval").steps(limit=8))
-     + (" …" if events(p, "eval").count() > 8 else "")),
+     lambda p, lang: (", ".join(fmt_int(k) for k in events(p, "eval").steps(limit=8))
+                      + (" …" if events(p, "eval").count() > 8 else "")) or "—"),
     (Text("结束时的轮数", "Epoch at the end"), lambda p, lang: fmt_float(p.final_epoch, 3)),
 )
 
@@ -71,13 +76,16 @@ def compare_rows(setups: list[dict[str, Any]], lang: str) -> tuple[list[Row], li
 
 def _summary(index: int, p: Plan, lang: str) -> str:
     s = p.setup
-    every = fmt_int(interval(p, "eval"))
-    return Text(
+    sentence = Text(
         f"第 {index + 1} 列:批 {s.per_device_train_batch_size} × 累积 {s.gradient_accumulation_steps} × "
         f"{s.world_size} 卡 = 每次更新 {fmt_int(p.total_train_batch_size)} 条;每轮 {fmt_int(p.num_update_steps_per_epoch)} "
-        f"步,共 {fmt_int(p.max_steps)} 步;每 {every} 步评估 = {_eval_in_epochs(p, 'zh')}。",
+        f"步,共 {fmt_int(p.max_steps)} 步。",
         f"Column {index + 1}: batch {s.per_device_train_batch_size} × accumulation {s.gradient_accumulation_steps} × "
         f"{s.world_size} GPU(s) = {fmt_int(p.total_train_batch_size)} samples per update; "
-        f"{fmt_int(p.num_update_steps_per_epoch)} steps per epoch, {fmt_int(p.max_steps)} in all; "
-        f"evaluation every {every} steps = {_eval_in_epochs(p, 'en')}.",
+        f"{fmt_int(p.num_update_steps_per_epoch)} steps per epoch, {fmt_int(p.max_steps)} in all.",
     ).get(lang)
+    if s.eval_strategy == "steps":
+        every = fmt_int(interval(p, "eval"))
+        sentence += Text(f"每 {every} 步评估 = {_eval_in_epochs(p, 'zh')}。",
+                         f" Evaluation every {every} steps = {_eval_in_epochs(p, 'en')}.").get(lang)
+    return sentence

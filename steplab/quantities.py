@@ -27,6 +27,10 @@ PLAN_QUANTITIES: dict[str, tuple[Text, Callable[[Plan], Any]]] = {
                                  or p.setup.gradient_accumulation_steps),
     "samples_duplicated_per_epoch": (Text("每轮重复的样本数", "samples duplicated per epoch"), lambda p: p.epoch.duplicated),
     "samples_dropped_per_epoch": (Text("每轮丢弃的样本数", "samples dropped per epoch"), lambda p: p.epoch.dropped),
+    "last_batch_samples": (Text("最后一个小批次的样本数", "samples in the last micro-batch"), lambda p: p.epoch.last_batch),
+    "samples_used_per_epoch": (Text("每轮实际使用的样本数", "samples used per epoch"), lambda p: p.epoch.samples_used),
+    "fetched_micro_batches_per_epoch": (Text("每轮实际取出的小批次数", "micro-batches drawn per epoch"),
+                                        lambda p: p.fetched_per_epoch),
     "eval_interval": (Text("评估间隔(步)", "evaluation interval (steps)"), lambda p: interval(p, "eval")),
     "eval_count": (Text("评估次数", "evaluations"), lambda p: events(p, "eval").count()),
     "save_count": (Text("检查点个数", "checkpoints"), lambda p: events(p, "save").count()),
@@ -36,6 +40,22 @@ PLAN_QUANTITIES: dict[str, tuple[Text, Callable[[Plan], Any]]] = {
     "last_lr": (Text("最后一步的学习率", "learning rate of the last update"),
                 lambda p: float(p.learning_rates(p.optimizer_steps, p.optimizer_steps)[0])),
 }
+
+
+SETUP_LABELS: dict[str, Text] = {
+    "num_samples": Text("训练样本数", "number of training samples"),
+    "per_device_train_batch_size": Text("每卡批大小", "batch size per device"),
+    "gradient_accumulation_steps": Text("梯度累积步数", "gradient accumulation steps"),
+    "world_size": Text("GPU 数", "number of GPUs"),
+    "num_train_epochs": Text("训练轮数", "number of epochs"),
+}
+
+
+def label(name: str) -> Text:
+    """How a quantity is called in a sentence."""
+    if name in PLAN_QUANTITIES:
+        return PLAN_QUANTITIES[name][0]
+    return SETUP_LABELS.get(name, Text(name, name))
 
 
 def quantity(plan: Plan, name: str) -> Any:

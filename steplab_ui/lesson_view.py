@@ -8,7 +8,7 @@ import streamlit as st
 
 from steplab.i18n import t
 from steplab.lessons import Block, Lesson
-from steplab.quantities import PLAN_QUANTITIES, format_quantity
+from steplab.quantities import format_quantity
 from steplab_ui import calculator_view, widgets
 
 PRESENTER_CSS = """
@@ -48,7 +48,7 @@ def predict(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool =
               disabled=revealed or (guess is None and not presenter), type="primary")
     if not revealed:
         return
-    quantity_label = PLAN_QUANTITIES[name][0].get(lang) if name in PLAN_QUANTITIES else name
+    quantity_label = label(name).get(lang)
     if guess is not None and math.isfinite(guess):
         tolerance = block.data.get("tolerance", 0)
         right = abs(guess - answer) <= tolerance

@@ -1,0 +1,76 @@
+"""Lessons as data: every lesson validates, both languages carry every block, every reference resolves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from streamlit.testing.v1 import AppTest
+
+from steplab.i18n import LANGUAGES
+from steplab.lessons import LESSONS_DIR, PLACEHOLDER, LessonError, load_lessons, parse_lesson
+from steplab.quantities import is_quantity
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSONS = load_lessons()
+FILES = sorted(LESSONS_DIR.glob("[0-9][0-9]_*.yaml"))
+
+
+def test_the_ten_lessons_of_the_course():
+    assert [lesson.number for lesson in LESSONS] == list(range(1, 11))
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.id for lesson in LESSONS])
+def test_lesson_blocks(lesson):
+    kinds = [block.kind for block in lesson.blocks]
+    assert kinds[-1] == "check" and "predict" in kinds and "widget" in kinds
+    for block in lesson.blocks:
+        for lang in LANGUAGES:  # every placeholder resolves and no text is left with a raw {{...}}
+            texts = [block.data.get(lang)] + [block.data[k][lang] for k in ("caption", "prompt", "reveal") if k in block.data]
+            for text in filter(None, texts):
+                filled = lesson.fill(text)
+                assert "{{" not in filled and "}}" not in filled
+        if block.kind == "predict":
+            assert is_quantity(block.data["quantity"])
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_zh_and_en_have_the_same_blocks(path):
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for block in data["blocks"]:
+        for value in block.values():
+            if isinstance(value, dict) and set(value) & set(LANGUAGES):
+                assert set(value) == set(LANGUAGES)
+        if block["kind"] == "text":
+            assert block["zh"].strip() and block["en"].strip()
+            assert set(PLACEHOLDER.findall(block["zh"])) == set(PLACEHOLDER.findall(block["en"])), block["zh"][:60]
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    (lambda d: d.pop("title"), "missing keys"),
+    (lambda d: d["blocks"].append({"kind": "video"}), "kind must be one of"),
+    (lambda d: d["blocks"].insert(0, {"kind": "text", "zh": "只有中文"}), "zh and en"),
+    (lambda d: d["blocks"].insert(0, {"kind": "text", "zh": "{{course.nope}}", "en": "x"}), "does not resolve"),
+    (lambda d: d["blocks"].insert(0, {"kind": "widget", "widget": "calculator", "scenario": "missing"}), "unknown scenario"),
+    (lambda d: d["scenarios"].update({"bad": {"preset": "no_such_preset"}}), "unknown preset"),
+    (lambda d: d["scenarios"].update({"bad": {"set": {"per_device_train_batch_size": 0}}}), "per_device_train_batch_size"),
+    (lambda d: d["blocks"].pop(), "ends with a self-check"),
+])
+def test_authors_mistakes_get_a_clear_error(change, problem):
+    data = yaml.safe_load(FILES[0].read_text(encoding="utf-8"))
+    change(data)
+    with pytest.raises(LessonError) as error:
+        parse_lesson(data, FILES[0].name)
+    assert problem in str(error.value) and FILES[0].name in str(error.value)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.id for lesson in LESSONS])
+def test_every_lesson_renders(lesson, lang):
+    at = AppTest.from_file(str(ROOT / "pages" / "lessons.py"), default_timeout=90)
+    at.query_params["lesson"] = lesson.id
+    at.query_params["lang"] = lang
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == f"{lesson.number}. {lesson.title.get(lang)}"
