@@ -1,0 +1,634 @@
+"""The learning-rate curve of a plan, ready to draw: the LR every update uses, downsampled without losing its shape.
+
+Update k uses `learning_rate · λ(k − 1)` (see `steplab.schedules`). A plan runs `optimizer_steps` updates (R)
+against a schedule horizon of `max_steps` (T); in 4.47–4.51 (and some 4.46 edge cases) R < T, so the curve
+has two parts: the updates that really run, and the planned rest that never does.
+
+A million updates cannot go to the browser point by point. `downsample` keeps at most `CAP` points per
+trace: the minimum and the maximum of each bucket of consecutive updates (so every peak, trough and
+restart stays visible) plus exact points where the eye looks: the end of warmup, epoch boundaries and the
+last update. Every kept point is an exact (step, learning rate) pair of the engine.
+
+Also here: where a step sits in its epoch (`state.epoch`) and how many samples have gone through the model
+by then, the one-sentence summary, the CSV, and code snippets that rebuild the same scheduler with
+`transformers.get_scheduler` and with plain torch.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import textwrap
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache, partial
+from typing import Any
+
+import numpy as np
+
+from steplab import schedules
+from steplab.config_io import write_config
+from steplab.errors import SetupError, TrainerRefusal
+from steplab.events import events
+from steplab.i18n import Text, fmt_float, fmt_int, fmt_lr
+from steplab.plan import Plan, make_plan
+from steplab.setup import TrainingSetup
+
+CAP = 2000  # points per trace sent to the browser
+EXACT_LIMIT = 2_000_000  # up to this many updates every one is evaluated; beyond, an even grid of this many
+CSV_LIMIT = 1_000_000  # rows the CSV export writes at most
+LINE_CAP = 200  # epoch boundary lines drawn at most (every n-th epoch beyond that)
+OVERLAY_KINDS = ("scheduler", "max_steps", "epochs")
+WSD_SHAPES = ("linear", "cosine", "1-sqrt")
+STARTER_MIN_LR_RATE = 0.1
+
+
+# ---------------------------------------------------------------------------------------------
+# Downsampling
+# ---------------------------------------------------------------------------------------------
+
+
+def downsample(values: np.ndarray, cap: int = CAP, keep: Iterable[int] = ()) -> np.ndarray:
+    """Sorted indices of at most `cap` points of `values` that keep the curve's shape.
+
+    A curve of at most `cap` points is kept whole. Otherwise the first and last points and the `keep`
+    indices stay (an evenly spaced share of them if they would take more than half the budget: K points in
+    all), and the rest of the budget goes to buckets of `size = ⌈n / ⌊(cap − K) / 2⌋⌉` consecutive points
+    (`values[i·size:(i+1)·size]`), each keeping the index of its minimum and of its maximum (the first one on
+    ties; NaN is passed over unless a whole bucket is NaN).
+    """
+    if cap < 4:
+        raise ValueError(f"cap must be at least 4, got {cap}")
+    values = np.asarray(values, dtype=np.float64)
+    n = len(values)
+    if n <= cap:
+        return np.arange(n)
+    kept = np.asarray(list(keep), dtype=np.int64)
+    kept = np.unique(np.concatenate([[0, n - 1], kept[(kept >= 0) & (kept < n)]]))
+    if len(kept) > cap // 2:
+        pick = np.linspace(0, len(kept) - 1, cap // 2 - 2).round().astype(np.int64)
+        kept = np.unique(np.concatenate([[0, n - 1], kept[pick]]))
+    buckets = max(1, (cap - len(kept)) // 2)
+    size = -(-n // buckets)
+    buckets = -(-n // size)
+    padded = np.full(buckets * size, values[-1])
+    padded[:n] = values
+    grid = padded.reshape(buckets, size)
+    missing = np.isnan(grid)
+    base = np.arange(buckets, dtype=np.int64) * size
+    low = base + np.argmin(np.where(missing, np.inf, grid), axis=1)
+    high = base + np.argmax(np.where(missing, -np.inf, grid), axis=1)
+    return np.unique(np.concatenate([kept, np.minimum(low, n - 1), np.minimum(high, n - 1)]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Where a step sits: epoch, micro-batch, samples (vectorised over the plan's compact segments)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Cycle:
+    """One segment of the plan: `repeat` copies of a few epochs, flattened into arrays of step runs."""
+
+    first_step: int  # updates done before the segment
+    first_epoch: int  # epochs done before the segment
+    repeat: int
+    steps: int  # updates in one copy
+    epochs: int  # epochs in one copy
+    run_start: np.ndarray  # offset of each run's first update within one copy
+    run_end: np.ndarray  # micro-batch (1-based, within its epoch) that closes the run's first update
+    run_stride: np.ndarray
+    run_epoch: np.ndarray  # epoch of the run within one copy
+    epoch_done: np.ndarray  # updates done within one copy at the end of each of its epochs
+
+
+@lru_cache(maxsize=64)
+def _cycles(plan: Plan) -> tuple[_Cycle, ...]:
+    cycles = []
+    step = epoch = 0
+    for segment in plan.segments:
+        start, end, stride, of, done = [], [], [], [], []
+        offset = 0
+        for index, epoch_steps in enumerate(segment.epochs):
+            for run in epoch_steps.runs:
+                start.append(offset)
+                end.append(run.end)
+                stride.append(run.stride)
+                of.append(index)
+                offset += run.count
+            done.append(offset)
+        cycles.append(_Cycle(step, epoch, segment.repeat, offset, len(segment.epochs), np.array(start, np.int64),
+                             np.array(end, np.int64), np.array(stride, np.int64), np.array(of, np.int64),
+                             np.array(done, np.int64)))
+        step += offset * segment.repeat
+        epoch += len(segment.epochs) * segment.repeat
+    return tuple(cycles)
+
+
+def positions(plan: Plan, steps: Iterable[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(epoch index from 0, micro-batch within that epoch from 1) of the micro-batch that closes each update.
+
+    `steps` are update numbers 1..optimizer_steps; others get (0, 0).
+    """
+    steps = np.asarray(steps, dtype=np.int64)
+    epoch = np.zeros(steps.shape, dtype=np.int64)
+    micro = np.zeros(steps.shape, dtype=np.int64)
+    for cycle in _cycles(plan):
+        if not cycle.steps:
+            continue
+        inside = (steps > cycle.first_step) & (steps <= cycle.first_step + cycle.steps * cycle.repeat)
+        copy, within = np.divmod(steps[inside] - cycle.first_step - 1, cycle.steps)
+        run = np.searchsorted(cycle.run_start, within, side="right") - 1
+        micro[inside] = cycle.run_end[run] + (within - cycle.run_start[run]) * cycle.run_stride[run]
+        epoch[inside] = cycle.first_epoch + copy * cycle.epochs + cycle.run_epoch[run]
+    return epoch, micro
+
+
+def epochs_and_samples(plan: Plan, steps: Iterable[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`state.epoch` after each update, and the samples that have gone through the model by then.
+
+    state.epoch = epoch index + micro-batch / micro-batches per epoch (what the Trainer logs). Samples: every
+    finished epoch adds what it fetched (micro-batches × per-device batch × devices, at most the epoch's
+    samples), the current one what it fetched up to the update: exact at short last groups and epoch ends,
+    where updates × effective batch is not.
+    """
+    epoch, micro = positions(plan, steps)
+    length = plan.epoch.micro_batches
+    fraction = micro / length if length else np.zeros(micro.shape)
+    per_micro = plan.setup.per_device_train_batch_size * plan.setup.world_size
+    used = plan.epoch.samples_used
+    per_epoch = min(plan.fetched_per_epoch * per_micro, used)
+    return epoch + fraction, epoch * per_epoch + np.minimum(micro * per_micro, used)
+
+
+def _steps_after_epochs(plan: Plan, numbers: np.ndarray) -> np.ndarray:
+    """Updates done when epoch number e (1-based) ends, for each e in `numbers`."""
+    numbers = np.asarray(numbers, dtype=np.int64)
+    out = np.zeros(numbers.shape, dtype=np.int64)
+    for cycle in _cycles(plan):
+        inside = (numbers > cycle.first_epoch) & (numbers <= cycle.first_epoch + cycle.epochs * cycle.repeat)
+        copy, index = np.divmod(numbers[inside] - cycle.first_epoch - 1, cycle.epochs)
+        out[inside] = cycle.first_step + copy * cycle.steps + cycle.epoch_done[index]
+    return out
+
+
+def last_epoch_complete(plan: Plan) -> bool:
+    """False when reaching the horizon stops training in the middle of its last epoch (e.g. 2.5 epochs)."""
+    if plan.optimizer_steps == 0 or plan.optimizer_steps < plan.max_steps or not plan.segments:
+        return True
+    last = plan.segments[-1].epochs[-1]
+    closing = last.runs[-1].last_end if last.runs else 0
+    return closing >= min(last.fetched, plan.epoch.micro_batches)
+
+
+def epoch_boundaries(plan: Plan, cap: int = LINE_CAP) -> tuple[np.ndarray, np.ndarray]:
+    """(epoch numbers, update step at their end) of the epochs that really end, every n-th one beyond `cap`."""
+    count = plan.epochs_run - (0 if last_epoch_complete(plan) else 1)
+    every = max(1, -(-count // cap))
+    numbers = np.arange(every, count + 1, every, dtype=np.int64)
+    return numbers, _steps_after_epochs(plan, numbers)
+
+
+# ---------------------------------------------------------------------------------------------
+# The curve
+# ---------------------------------------------------------------------------------------------
+
+
+def drawable(plan: Plan) -> bool:
+    """A metric-driven scheduler (`reduce_lr_on_plateau`) has no curve to draw in advance."""
+    return plan.setup.lr_scheduler_type not in schedules.METRIC_DRIVEN
+
+
+def schedule_warmup(plan: Plan) -> int:
+    """Warmup updates the schedule really applies: `constant` (and the metric-driven one) ignore warmup."""
+    if plan.setup.lr_scheduler_type in ("constant", *schedules.METRIC_DRIVEN):
+        return 0
+    return plan.warmup_steps
+
+
+def rates_at(plan: Plan, steps: Iterable[int] | np.ndarray) -> np.ndarray:
+    """The learning rate of updates `steps` (any k ≥ 1), exactly as `plan.learning_rates` gives them."""
+    steps = np.asarray(steps, dtype=np.int64)
+    setup = plan.setup
+    lam = schedules.lr_lambda(
+        setup.lr_scheduler_type, steps - 1, warmup_steps=plan.warmup_steps, total_steps=plan.max_steps,
+        kwargs=setup.scheduler_kwargs, learning_rate=setup.learning_rate, profile=plan.profile.id,
+    )
+    lam *= setup.learning_rate
+    return lam
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Points of one line: update numbers, their learning rates, and (for updates that run) epoch and samples."""
+
+    steps: np.ndarray
+    rates: np.ndarray
+    epochs: np.ndarray | None = None
+    samples: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+
+@dataclass(frozen=True)
+class Curve:
+    """The learning-rate curve of a plan, downsampled for drawing, with the numbers its summary needs."""
+
+    plan: Plan
+    run: Trace  # the updates that really run: 1..optimizer_steps
+    planned: Trace | None  # the horizon's updates that never run (from the last one that does)
+    warmup: int  # warmup updates the schedule applies
+    peak: float  # the highest learning rate of the curve (of the planned one when no update runs)
+    peak_step: int  # the first update at the peak
+    first: float | None  # the learning rate of update 1 (None when no update runs)
+    last: float | None  # the learning rate of the last update that runs
+    every_update: bool = True  # False: beyond EXACT_LIMIT updates, buckets were read on an even grid of updates
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
+
+
+def _keep_steps(plan: Plan, warmup: int) -> list[int]:
+    """Updates kept exactly: warmup's last update and the first one after it, epoch ends, the stop, the horizon."""
+    keep = [warmup, warmup + 1, plan.optimizer_steps, plan.max_steps]
+    if plan.setup.lr_scheduler_type == "warmup_stable_decay":
+        keep += _wsd_turns(plan)
+    _, ends = epoch_boundaries(plan, CAP // 4)
+    return keep + ends.tolist()
+
+
+def _wsd_turns(plan: Plan) -> list[int]:
+    """Update numbers around the turns of warmup-stable-decay: stable → decay, decay → floor."""
+    kwargs = plan.setup.scheduler_kwargs
+    W, T = plan.warmup_steps, plan.max_steps
+    decay, stable = kwargs.get("num_decay_steps"), kwargs.get("num_stable_steps")
+    if not isinstance(decay, int | float) or isinstance(decay, bool):
+        return []
+    if not isinstance(stable, int | float) or isinstance(stable, bool):
+        stable = T - W - decay
+    last = max(plan.optimizer_steps, T)
+    turns = (W + stable, W + stable + decay)
+    return [k for turn in turns if math.isfinite(turn) and abs(turn) <= last
+            for k in (math.ceil(turn), math.ceil(turn) + 1)]
+
+
+def curve(plan: Plan, cap: int = CAP) -> Curve:
+    """The plan's learning-rate curve, at most `cap` points per trace (cached per plan)."""
+    if not drawable(plan):
+        raise ValueError(f"{plan.setup.lr_scheduler_type} is metric-driven: it has no curve in advance")
+    return _curve(plan, cap)
+
+
+def _grid(plan: Plan, total: int, keep: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(update steps, their learning rates): every update up to `EXACT_LIMIT`, else an even grid plus `keep`."""
+    if total <= EXACT_LIMIT:
+        return np.arange(1, total + 1, dtype=np.int64), plan.learning_rates(1, total)
+    even = np.linspace(1, total, EXACT_LIMIT).round().astype(np.int64)  # strictly increasing: total > the limit
+    extra = np.unique(np.asarray([k for k in keep if 1 <= k <= total], dtype=np.int64))
+    where = np.searchsorted(even, extra)
+    fresh = even[np.minimum(where, len(even) - 1)] != extra
+    steps = np.insert(even, where[fresh], extra[fresh])
+    return steps, rates_at(plan, steps)
+
+
+def _positions(steps: np.ndarray, wanted: list[int]) -> list[int]:
+    """Where the `wanted` update numbers sit in the sorted `steps` (those that are there)."""
+    wanted_array = np.asarray(wanted, dtype=np.int64)
+    where = np.searchsorted(steps, wanted_array)
+    inside = where < len(steps)
+    where, wanted_array = where[inside], wanted_array[inside]
+    return where[steps[where] == wanted_array].tolist()
+
+
+@lru_cache(maxsize=32)
+def _curve(plan: Plan, cap: int) -> Curve:
+    run_count, horizon = plan.optimizer_steps, plan.max_steps
+    total = max(run_count, horizon)
+    warmup = schedule_warmup(plan)
+    keep = _keep_steps(plan, warmup)
+    steps, rates = _grid(plan, total, keep)
+    cut = int(np.searchsorted(steps, run_count, side="right"))  # points of updates that run
+    index = downsample(rates[:cut], cap, _positions(steps[:cut], keep))
+    epochs, samples = epochs_and_samples(plan, steps[index])
+    run = Trace(_readonly(steps[index]), _readonly(rates[index]), _readonly(epochs), _readonly(samples))
+    planned = None
+    if horizon > run_count:
+        start = max(cut - 1, 0)  # from the last update that runs, so the two lines join
+        rest = steps[start:]
+        chosen = start + downsample(rates[start:], cap, _positions(rest, keep))
+        planned = Trace(_readonly(steps[chosen]), _readonly(rates[chosen]))
+    scope = rates[:cut] if run_count else rates
+    finite = np.where(np.isnan(scope), -np.inf, scope)
+    peak_index = int(np.argmax(finite)) if len(scope) else 0
+    return Curve(
+        plan=plan, run=run, planned=planned, warmup=warmup,
+        peak=float(scope[peak_index]) if len(scope) else 0.0,
+        peak_step=int(steps[peak_index]) if len(scope) else 1,
+        first=float(rates[0]) if run_count else None,
+        last=float(rates[cut - 1]) if run_count else None,
+        every_update=total <= EXACT_LIMIT,
+    )
+
+
+def event_steps(plan: Plan, kind: str, cap: int = CAP) -> np.ndarray:
+    """The update steps after which `kind` ('eval' or 'save') happens, every n-th one beyond `cap`."""
+    found = events(plan, kind)
+    if found.count() <= cap:
+        return np.unique(np.asarray(found.steps(), dtype=np.int64))
+    parts = [np.asarray(found.final, dtype=np.int64)]
+    if found.every:
+        periodic = found.upto // found.every
+        stride = found.every * max(1, -(-periodic // cap))
+        parts.append(np.arange(stride, found.upto + 1, stride, dtype=np.int64))
+    if found.by_epoch is not None:
+        count = plan.epochs_run
+        every = max(1, -(-count // cap))
+        parts.append(_steps_after_epochs(plan, np.arange(every, count + 1, every)))
+    steps = np.unique(np.concatenate(parts))
+    return steps[steps > 0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Words: the summary sentence and the notes beside the chart
+# ---------------------------------------------------------------------------------------------
+
+
+def summary(result: Curve) -> Text:
+    """The curve in one sentence: peak and where, first and last update, warmup (also the chart's text alternative)."""
+    plan = result.plan
+    peak, at = fmt_lr(result.peak), fmt_int(result.peak_step)
+    horizon, runs = fmt_int(plan.max_steps), fmt_int(plan.optimizer_steps)
+    if result.warmup:
+        warm = Text(f"预热 {fmt_int(result.warmup)} 步", f"warmup takes {fmt_int(result.warmup)} steps")
+    elif plan.setup.lr_scheduler_type == "constant" and plan.warmup_steps:
+        warm = Text(f"没有预热（constant 忽略 warmup_steps = {fmt_int(plan.warmup_steps)}）",
+                    f"there is no warmup (constant ignores warmup_steps = {fmt_int(plan.warmup_steps)})")
+    else:
+        warm = Text("没有预热", "there is no warmup")
+    if result.first is None:
+        return Text(
+            f"这次训练一次更新也不会执行（计划 {horizon} 步）；计划中的学习率在第 {at} 步达到峰值 {peak}，{warm.zh}。",
+            f"No update runs at all ({horizon} were planned); the planned learning rate would peak at {peak} "
+            f"at step {at}, and {warm.en}.",
+        )
+    first, last = fmt_lr(result.first), fmt_lr(result.last)
+    stop_zh = stop_en = ""
+    if plan.optimizer_steps < plan.max_steps:
+        stop_zh = f"，训练在计划的 {horizon} 步中的第 {runs} 步就停止了"
+        stop_en = f", and training stops after {runs} of the {horizon} planned steps"
+    return Text(
+        f"学习率在第 {at} 步达到峰值 {peak}；第 1 次更新的学习率是 {first}，最后一次更新（第 {runs} 步）是 {last}；"
+        f"{warm.zh}{stop_zh}。",
+        f"The learning rate peaks at {peak} at step {at}; update 1 uses {first} and the last update "
+        f"(step {runs}) uses {last}; {warm.en}{stop_en}.",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Export: CSV and code
+# ---------------------------------------------------------------------------------------------
+
+
+def csv_text(plan: Plan) -> str:
+    """`step,epoch,learning_rate` of every update that runs, with the engine's exact floats (≤ `CSV_LIMIT` rows)."""
+    count = plan.optimizer_steps
+    if count > CSV_LIMIT:
+        raise ValueError(f"{count:,} updates: the CSV holds at most {CSV_LIMIT:,} rows")
+    steps = np.arange(1, count + 1, dtype=np.int64)
+    epochs, _ = epochs_and_samples(plan, steps) if count else (np.zeros(0), None)
+    rates = plan.learning_rates(1, count) if count else np.zeros(0)
+    rows = [f"{k},{e!r},{r!r}\n" for k, e, r in zip(steps.tolist(), epochs.tolist(), rates.tolist(), strict=True)]
+    return "step,epoch,learning_rate\n" + "".join(rows)
+
+
+@lru_cache(maxsize=64)
+def setup_yaml(setup: TrainingSetup) -> str:
+    """The setup as a LLaMA-Factory training YAML (`steplab.config_io.write_config`)."""
+    return write_config(setup.to_dict())
+
+
+_COMMENTS = {
+    "model": Text("代替你的模型", "stands in for your model"),
+    "loop": Text("Trainer 在每次 optimizer.step() 之后调用一次 scheduler.step()",
+                 "the Trainer calls scheduler.step() once after every optimizer.step()"),
+    "lr": Text("第 k 次更新使用 scheduler 走了 k - 1 步之后的学习率", "update k uses the LR after k - 1 scheduler steps"),
+    "plateau": Text("每次评估之后用评估指标调用一次（patience 数的是评估次数）",
+                    "once after every evaluation, with the metric (patience counts evaluations)"),
+    "plain": Text("StepLab 引擎自己的逐步函数，与 transformers 的实现逐运算一致",
+                  "StepLab's own per-step function, operation for operation as in transformers"),
+}
+
+
+def _loop(count: int, lang: str) -> list[str]:
+    return [
+        "",
+        "learning_rates = []",
+        f"for update in range({count}):  # {_COMMENTS['loop'].get(lang)}",
+        f"    learning_rates.append(scheduler.get_last_lr()[0])  # {_COMMENTS['lr'].get(lang)}",
+        "    optimizer.step()",
+        "    scheduler.step()",
+    ]
+
+
+def _plateau_loop(lang: str) -> list[str]:
+    return ["", f"# scheduler.step(eval_loss)  # {_COMMENTS['plateau'].get(lang)}"]
+
+
+def _optimizer_lines(plan: Plan, lang: str) -> list[str]:
+    return [
+        f"model = torch.nn.Linear(1, 1)  # {_COMMENTS['model'].get(lang)}",
+        f"optimizer = torch.optim.AdamW(model.parameters(), lr={plan.setup.learning_rate!r})",
+    ]
+
+
+@lru_cache(maxsize=64)
+def get_scheduler_snippet(plan: Plan, lang: str = "en") -> str:
+    """Python that builds the same scheduler the Trainer builds, with `transformers.get_scheduler`."""
+    setup = plan.setup
+    kwargs = setup.scheduler_kwargs
+    lines = ["import torch", "from transformers import get_scheduler", "", *_optimizer_lines(plan, lang),
+             "scheduler = get_scheduler(", f"    {setup.lr_scheduler_type!r},", "    optimizer,",
+             f"    num_warmup_steps={plan.warmup_steps},", f"    num_training_steps={plan.max_steps},"]
+    if kwargs:
+        lines.append(f"    scheduler_specific_kwargs={kwargs!r},")
+    lines.append(")")
+    lines += _plateau_loop(lang) if not drawable(plan) else _loop(plan.optimizer_steps, lang)
+    return "\n".join(lines) + "\n"
+
+
+def _step_function(plan: Plan) -> Any:
+    """The per-step λ (a function or a `functools.partial`) that `schedules.torch_scheduler` hands to LambdaLR."""
+    setup = plan.setup
+    profile = plan.profile.id
+    resolved = schedules._resolved(setup.lr_scheduler_type, setup.scheduler_kwargs, profile=profile,
+                                   learning_rate=setup.learning_rate)
+    return schedules._step_function(setup.lr_scheduler_type, plan.warmup_steps, plan.max_steps, resolved,
+                                    setup.learning_rate, schedules._release(profile))
+
+
+@lru_cache(maxsize=64)
+def torch_snippet(plan: Plan, lang: str = "en") -> str:
+    """Python that builds the same schedule with plain torch (`LambdaLR`), from the engine's own per-step function."""
+    setup = plan.setup
+    header = ["import torch"]
+    if not drawable(plan):
+        kwargs = setup.scheduler_kwargs
+        arguments = "".join(f", {key}={value!r}" for key, value in kwargs.items())
+        lines = [*header, "from torch.optim.lr_scheduler import ReduceLROnPlateau", "",
+                 *_optimizer_lines(plan, lang), f"scheduler = ReduceLROnPlateau(optimizer{arguments})"]
+        return "\n".join(lines + _plateau_loop(lang)) + "\n"
+    step = _step_function(plan)
+    function = step.func if isinstance(step, partial) else step
+    bound = step.keywords if isinstance(step, partial) else {}
+    try:
+        source = textwrap.dedent(inspect.getsource(function))
+    except (OSError, TypeError):  # no source (a frozen build): use the engine itself
+        lines = [*header, "from steplab.schedules import torch_scheduler", "", *_optimizer_lines(plan, lang),
+                 f"scheduler = torch_scheduler(optimizer, {setup.lr_scheduler_type!r}, "
+                 f"warmup_steps={plan.warmup_steps}, total_steps={plan.max_steps}, "
+                 f"kwargs={setup.scheduler_kwargs!r}, profile={plan.profile.id!r})"]
+        return "\n".join(lines + _loop(plan.optimizer_steps, lang)) + "\n"
+    name = function.__name__.lstrip("_")
+    source = source.replace(f"def {function.__name__}(", f"def {name}(", 1)
+    imports = ["import math"] if "math." in source else []
+    if bound:
+        imports.append("from functools import partial")
+        arguments = ", ".join(f"{key}={value!r}" for key, value in bound.items())
+        factor = f"partial({name}, {arguments})"
+    else:
+        factor = name
+    lines = [*imports, *([""] if imports else []), *header, "from torch.optim.lr_scheduler import LambdaLR", "", "",
+             f"# {_COMMENTS['plain'].get(lang)}", source.rstrip(), "", "", *_optimizer_lines(plan, lang),
+             f"scheduler = LambdaLR(optimizer, {factor})"]
+    return "\n".join(lines + _loop(plan.optimizer_steps, lang)) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Scheduler arguments: what a scheduler takes, starter values, edits
+# ---------------------------------------------------------------------------------------------
+
+
+def accepted_kwargs(name: str, profile: str) -> dict[str, object]:
+    """The `lr_scheduler_kwargs` the profile's Trainer passes on to `name`, with defaults (None: unset/required).
+
+    Empty where `get_scheduler` drops them; metric-driven schedulers' torch arguments are left out.
+    """
+    if name in schedules.METRIC_DRIVEN:
+        return {}
+    return schedules.scheduler_kwargs(name, profile)
+
+
+@lru_cache(maxsize=128)
+def kwargs_dropped(name: str, profile: str) -> bool:
+    """`get_scheduler` of this release ignores `lr_scheduler_kwargs` for `name` (an unknown key raises nothing)."""
+    if name in schedules.METRIC_DRIVEN or name not in schedules.available_schedulers(profile):
+        return False
+    try:
+        schedules.check_scheduler(name, {"steplab_probe": 0}, profile=profile, learning_rate=1.0, warmup_steps=0,
+                                  total_steps=10)
+    except (TrainerRefusal, SetupError):
+        return False
+    return True
+
+
+def horizon(setup: TrainingSetup) -> tuple[int, int] | None:
+    """(warmup steps, max_steps) of the setup, also when only its scheduler is refused; None when it cannot plan."""
+    for candidate in (setup, setup.replace(lr_scheduler_type="linear", lr_scheduler_kwargs={})):
+        try:
+            plan = make_plan(candidate)
+        except (TrainerRefusal, SetupError):
+            continue
+        return plan.warmup_steps, plan.max_steps
+    return None
+
+
+def starter_kwargs(name: str, profile: str, warmup: int, total: int) -> dict[str, object]:
+    """Values a scheduler cannot be built without: a floor for the min-LR cosines, step counts for WSD.
+
+    WSD gets LLaMA-Factory's fill: stable = ⌊(T − W) / 3⌋, decay = the rest.
+    """
+    if name in ("cosine_with_min_lr", "cosine_warmup_with_min_lr"):
+        return {"min_lr_rate": STARTER_MIN_LR_RATE}
+    if name == "warmup_stable_decay":
+        span = max(0, total - warmup)
+        stable = span // 3
+        if "warmup_type" in accepted_kwargs(name, profile):  # 4.51+: stable defaults to T − W − decay
+            return {"num_decay_steps": span - stable}
+        return {"num_stable_steps": stable, "num_decay_steps": span - stable}
+    return {}
+
+
+def adapt_kwargs(name: str, kwargs: Mapping[str, Any], profile: str, warmup: int,
+                 total: int) -> tuple[dict[str, Any], list[str], list[str]]:
+    """Arguments for switching to scheduler `name`: keep what it takes, add what it needs.
+
+    Returns (new kwargs, removed keys, added keys).
+    """
+    accepted = accepted_kwargs(name, profile)
+    kept = {key: value for key, value in kwargs.items() if key in accepted}
+    removed = [key for key in kwargs if key not in accepted]
+    added = []
+    starters = starter_kwargs(name, profile, warmup, total)
+    if name in ("cosine_with_min_lr", "cosine_warmup_with_min_lr"):
+        if kept.get("min_lr") is None and kept.get("min_lr_rate") is None:
+            kept.pop("min_lr", None)
+            kept.update(starters)
+            added = list(starters)
+    else:
+        for key, value in starters.items():
+            if kept.get(key) is None:
+                kept[key] = value
+                added.append(key)
+    return kept, removed, added
+
+
+def set_kwarg(kwargs: Mapping[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """`kwargs` with `key` set (None removes it); setting `min_lr` removes `min_lr_rate` and the other way round."""
+    changed = dict(kwargs)
+    if value is None:
+        changed.pop(key, None)
+        return changed
+    if key in ("num_stable_steps", "num_decay_steps") and isinstance(value, float) and value.is_integer():
+        value = int(value)
+    changed[key] = value
+    partner = {"min_lr": "min_lr_rate", "min_lr_rate": "min_lr"}.get(key)
+    if partner:
+        changed.pop(partner, None)
+    return changed
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison overlays
+# ---------------------------------------------------------------------------------------------
+
+
+def overlay_schedulers(profile: str) -> tuple[str, ...]:
+    """Schedulers an overlay can draw under this profile (not the metric-driven one)."""
+    return tuple(n for n in schedules.available_schedulers(profile) if n not in schedules.METRIC_DRIVEN)
+
+
+def variant(plan: Plan, kind: str, value: Any) -> TrainingSetup:
+    """The plan's setup with one thing changed: another scheduler, a `max_steps`, or an epoch count (epoch-driven)."""
+    setup = plan.setup
+    if kind == "scheduler":
+        kwargs, _, _ = adapt_kwargs(value, setup.scheduler_kwargs, plan.profile.id, plan.warmup_steps, plan.max_steps)
+        return setup.replace(lr_scheduler_type=value, lr_scheduler_kwargs=kwargs)
+    if kind == "max_steps":
+        return setup.replace(max_steps=int(value))
+    if kind == "epochs":
+        return setup.replace(num_train_epochs=float(value), max_steps=-1)
+    raise ValueError(f"unknown overlay kind {kind!r}; choose one of {OVERLAY_KINDS}")
+
+
+def variant_label(kind: str, value: Any, plan: Plan) -> Text:
+    """The legend name of an overlay, with the horizon it leads to."""
+    total = fmt_int(plan.max_steps)
+    if kind == "scheduler":
+        return Text(f"{value}（T = {total}）", f"{value} (T = {total})")
+    if kind == "max_steps":
+        return Text(f"max_steps = {fmt_int(int(value))}", f"max_steps = {fmt_int(int(value))}")
+    epochs = fmt_float(float(value), 2)
+    return Text(f"{epochs} 轮 → T = {total}", f"{epochs} epochs → T = {total}")
