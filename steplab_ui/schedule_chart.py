@@ -1,0 +1,143 @@
+"""The learning-rate schedule figure: the LR every update uses, warmup, epochs, events, the stop, overlays.
+
+Plain plotly; every number comes from `steplab.lr_curve`. No trace carries more than `lr_curve.CAP` points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from steplab import lr_curve
+from steplab.events import events
+from steplab.i18n import fmt_int, t
+from steplab.lr_curve import Curve
+from steplab_ui.layout import COLOURS
+
+OVERLAY_DASHES = ("dot", "dashdot", "longdash")
+OVERLAY_CAP = 800  # points per overlay curve (the main curve gets lr_curve.CAP): keeps 3 overlays under 200 KB
+MARKER_CAP = 400  # evaluation / checkpoint markers drawn at most (every n-th one beyond that)
+PLANNED_COLOUR = COLOURS["sample"]
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """Another curve drawn for comparison, with its legend name."""
+
+    name: str
+    curve: Curve
+
+
+def _lr_hover(lang: str, samples: bool = True) -> str:
+    parts = ["step", "epoch", "samples", "lr"] if samples else ["step", "epoch", "lr"]
+    return "<br>".join(t(lang, f"schedule.hover.{part}") for part in parts)
+
+
+def _customdata(trace: lr_curve.Trace) -> np.ndarray:
+    return np.column_stack([trace.epochs, trace.samples])
+
+
+def _epoch_lines(result: Curve, lang: str, top: float) -> tuple[list[dict], dict | None]:
+    """A dotted green line at the end of every epoch (every n-th beyond a few hundred), and the top epoch axis."""
+    numbers, steps = lr_curve.epoch_boundaries(result.plan)
+    if not len(steps):
+        return [], None
+    every = int(numbers[0])
+    x = np.repeat(steps.astype(np.float64), 3)
+    x[2::3] = np.nan
+    y = np.tile([0.0, top, np.nan], len(steps))
+    name = t(lang, "schedule.epoch_ends") if every == 1 else t(lang, "schedule.epoch_ends_every", every=every)
+    trace = {"type": "scatter", "x": x, "y": y, "mode": "lines", "name": name, "hoverinfo": "skip", "xaxis": "x2",
+             "line": {"color": COLOURS["epoch"], "width": 1, "dash": "dot"}}
+    stride = max(1, -(-len(steps) // 12))
+    axis = {
+        "overlaying": "x", "side": "top", "matches": "x", "tickmode": "array", "showgrid": False,
+        "tickvals": steps[::stride].tolist(), "ticktext": [fmt_int(int(n)) for n in numbers[::stride]],
+        "title": {"text": t(lang, "schedule.axis_epoch"), "standoff": 2}, "tickfont": {"color": COLOURS["epoch"]},
+    }
+    return [trace], axis
+
+
+def _event_traces(result: Curve, lang: str) -> list[dict]:
+    plan = result.plan
+    traces = []
+    for kind, symbol, colour in (("eval", "diamond", "eval"), ("save", "square", "checkpoint")):
+        steps = lr_curve.event_steps(plan, kind, MARKER_CAP)
+        if not len(steps):
+            continue
+        name = t(lang, f"schedule.{kind}")
+        count = events(plan, kind).count()
+        if count > len(steps):
+            name += t(lang, "schedule.thinned", shown=fmt_int(len(steps)), count=fmt_int(count))
+        traces.append({
+            "type": "scatter", "x": steps, "y": lr_curve.rates_at(plan, steps), "mode": "markers", "name": name,
+            "marker": {"symbol": symbol, "size": 9, "color": COLOURS[colour], "line": {"width": 0}},
+            "hovertemplate": t(lang, f"schedule.{kind}_hover") + "<extra></extra>",
+        })
+    return traces
+
+
+def figure(result: Curve, lang: str, overlays: Sequence[Overlay] = ()) -> go.Figure:
+    """The schedule of `result` with its warmup, epochs, evaluations, checkpoints, stop and horizon.
+
+    Built from plain dicts (plotly's per-property validation would cost more than the whole engine).
+    """
+    plan = result.plan
+    runs, horizon = plan.optimizer_steps, plan.max_steps
+    peaks = [result.peak, *(o.curve.peak for o in overlays)]
+    top = max([p for p in peaks if np.isfinite(p)] + [plan.setup.learning_rate, 1e-12]) * 1.08
+    right = max([runs, horizon, 1] + [max(o.curve.plan.optimizer_steps, o.curve.plan.max_steps) for o in overlays])
+    shapes, annotations = [], []
+    if result.warmup:
+        end = min(result.warmup, max(runs, horizon))
+        shapes.append({"type": "rect", "name": "warmup", "xref": "x", "yref": "paper", "x0": 0, "x1": end, "y0": 0,
+                       "y1": 1, "fillcolor": COLOURS["accumulation"], "opacity": 0.15, "line": {"width": 0},
+                       "layer": "below"})
+        annotations.append({"xref": "x", "yref": "paper", "x": 0, "y": 1, "xanchor": "left", "yanchor": "top",
+                            "showarrow": False, "text": t(lang, "schedule.warmup_band", steps=fmt_int(result.warmup))})
+    shapes.append({"type": "line", "name": "horizon", "xref": "x", "yref": "paper", "x0": horizon, "x1": horizon,
+                   "y0": 0, "y1": 1, "line": {"color": PLANNED_COLOUR, "width": 1.5, "dash": "dash"}})
+    annotations.append({"xref": "x", "yref": "paper", "x": horizon, "y": 0, "yanchor": "bottom", "showarrow": False,
+                        "xanchor": "right" if runs >= horizon else "left",
+                        "text": t(lang, "schedule.horizon", steps=fmt_int(horizon))})
+    traces, epoch_axis = _epoch_lines(result, lang, top)
+    for index, overlay in enumerate(overlays):
+        trace = overlay.curve.run
+        traces.append({
+            "type": "scatter", "x": trace.steps, "y": trace.rates, "customdata": trace.epochs[:, None],
+            "mode": "lines", "name": overlay.name, "opacity": 0.6,
+            "line": {"color": COLOURS["update"], "width": 2, "dash": OVERLAY_DASHES[index % len(OVERLAY_DASHES)]},
+            "hovertemplate": "<b>" + overlay.name + "</b><br>" + _lr_hover(lang, samples=False) + "<extra></extra>",
+        })
+    if result.planned is not None:
+        traces.append({
+            "type": "scatter", "x": result.planned.steps, "y": result.planned.rates, "mode": "lines",
+            "name": t(lang, "schedule.planned"), "line": {"color": PLANNED_COLOUR, "width": 2, "dash": "dash"},
+            "hovertemplate": t(lang, "schedule.planned_hover") + "<extra></extra>",
+        })
+    if runs:
+        traces.append({
+            "type": "scatter", "x": result.run.steps, "y": result.run.rates, "customdata": _customdata(result.run),
+            "mode": "lines", "name": t(lang, "schedule.run"), "line": {"color": COLOURS["update"], "width": 3},
+            "hovertemplate": _lr_hover(lang) + "<extra></extra>",
+        })
+    traces += _event_traces(result, lang)
+    if runs:
+        traces.append({
+            "type": "scatter", "x": [runs], "y": [result.last], "mode": "markers", "name": t(lang, "schedule.stop"),
+            "marker": {"symbol": "x", "size": 13, "color": COLOURS["update"], "line": {"width": 0}},
+            "hovertemplate": t(lang, "schedule.stop_hover") + "<extra></extra>",
+        })
+    layout = {
+        "height": 440, "margin": {"l": 10, "r": 10, "t": 60, "b": 10}, "hovermode": "closest",
+        "legend": {"orientation": "h", "yanchor": "top", "y": -0.16, "x": 0},
+        "xaxis": {"title": {"text": t(lang, "schedule.axis_step")}, "range": [0, right * 1.02 + 1], "tickformat": ",d"},
+        "yaxis": {"title": {"text": t(lang, "schedule.axis_lr")}, "range": [0, top], "tickformat": "~e"},
+        "shapes": shapes, "annotations": annotations, "uirevision": f"{plan.setup.lr_scheduler_type}-{horizon}",
+    }
+    if epoch_axis:
+        layout["xaxis2"] = epoch_axis
+    return go.Figure(data=traces, layout=layout, _validate=False)
