@@ -133,10 +133,15 @@ def _input(question: Question, lang: str, base: str, key: str) -> None:
             _slider(control, lang, base, key)
 
 
+def _labelled(lang: str, label: str, text: str) -> str:
+    """`**label**: text`, with a full-width colon in Chinese."""
+    return f"**{label}**{'：' if lang == 'zh' else ': '}{text}"
+
+
 def _lines(feedback: Feedback, lang: str) -> None:
     for line in feedback.worked:
         note = f" — {line.note.get(lang)}" if line.note else ""
-        st.markdown(f"**{line.label.get(lang)}**: `{line.formula}`{note}")
+        st.markdown(_labelled(lang, line.label.get(lang), f"`{line.formula}`{note}"))
 
 
 def show_feedback(question: Question, feedback: Feedback, lang: str) -> None:
@@ -156,24 +161,24 @@ def show_feedback(question: Question, feedback: Feedback, lang: str) -> None:
     for line in feedback.extra:
         st.markdown(line.get(lang))
     if feedback.hint is not None:
-        st.info(f"**{t(lang, 'quiz.hint')}**: {feedback.hint.get(lang)}", icon=":material/lightbulb:")
+        st.info(_labelled(lang, t(lang, "quiz.hint"), feedback.hint.get(lang)), icon=":material/lightbulb:")
     if question.kind == "sliders":
         if feedback.explanation is not None:
-            st.markdown(f"**{t(lang, 'quiz.why')}**: {feedback.explanation.get(lang)}")
+            st.markdown(_labelled(lang, t(lang, "quiz.why"), feedback.explanation.get(lang)))
         if feedback.worked:
             st.caption(t(lang, "quiz.worked_yours"))
             _lines(feedback, lang)
         return
     if feedback.correct:
         if feedback.explanation is not None:
-            st.markdown(f"**{t(lang, 'quiz.why')}**: {feedback.explanation.get(lang)}")
+            st.markdown(_labelled(lang, t(lang, "quiz.why"), feedback.explanation.get(lang)))
         if feedback.worked:
             st.caption(t(lang, "quiz.worked"))
             _lines(feedback, lang)
     elif feedback.worked or feedback.explanation is not None:
-        with st.expander(t(lang, "quiz.worked_reveal")):
+        with st.expander(t(lang, "quiz.worked_reveal" if feedback.worked else "quiz.why_reveal")):
             if feedback.explanation is not None:
-                st.markdown(f"**{t(lang, 'quiz.why')}**: {feedback.explanation.get(lang)}")
+                st.markdown(_labelled(lang, t(lang, "quiz.why"), feedback.explanation.get(lang)))
             _lines(feedback, lang)
 
 
@@ -235,7 +240,7 @@ def render_progress(lang: str, key: str = "progress") -> None:
     st.subheader(t(lang, "quiz.progress.title"))
     st.caption(t(lang, "quiz.progress.intro"))
     done = ", ".join(str(n) for n in sorted(progress.lessons_done)) or t(lang, "quiz.progress.none")
-    lines = [f"**{t(lang, 'quiz.progress.lessons_done')}**: {done}",
+    lines = [_labelled(lang, t(lang, "quiz.progress.lessons_done"), done),
              t(lang, "quiz.progress.selfstudy", correct=progress.selfstudy_correct,
                attempts=progress.selfstudy_attempts)]
     lines += [t(lang, "quiz.progress.lesson_score", lesson=n, correct=c, attempts=a) for n, c, a in progress.lesson_scores]

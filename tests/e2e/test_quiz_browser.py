@@ -1,0 +1,183 @@
+"""The self-check page in a real browser: one question answered right, one wrong, and the feedback each gets.
+
+Self-contained: starts `streamlit run pages/selfcheck.py` (the page works alone) and launches Debian's
+Chromium through pytest-playwright. The questions are drawn at random, so the test narrows the draw to
+lesson 10 (choice questions without parameters), reads the prompt on screen, finds it in the bank and
+clicks the option the bank marks right (or wrong). Screenshots go to artifacts/screenshots/.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from steplab import quiz
+from steplab.i18n import t
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM = shutil.which("chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+TIMEOUT = 30_000
+LESSON = 10  # every lesson-10 question is a choice question whose texts do not depend on the seed
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not on PATH (apt-get install chromium)")]
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
+    """Debian's Chromium, never a downloaded browser (the same as tests/e2e/conftest.py, if present)."""
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="module")
+def selfcheck_url() -> Iterator[str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = tempfile.NamedTemporaryFile(prefix="steplab-quiz-e2e-", suffix=".log", delete=False)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "pages/selfcheck.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(Path(log.name).read_text(errors="replace"))
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("streamlit did not become healthy:\n" + Path(log.name).read_text(errors="replace"))
+            time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def idle(page: Page) -> None:
+    page.wait_for_timeout(150)
+    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=TIMEOUT)
+    page.wait_for_timeout(100)
+
+
+def open_page(browser: Browser, url: str, lang: str, width: int) -> Page:
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(f"{url}/?lang={lang}", wait_until="domcontentloaded")
+    page.wait_for_selector("[data-testid='stAppViewContainer']", timeout=TIMEOUT)
+    idle(page)
+    expect(page.locator("h1").first).to_have_text(t(lang, "page.selfcheck.title"), timeout=TIMEOUT)
+    return page
+
+
+def only_lesson(page: Page, lang: str, lesson: int) -> None:
+    """Unpick every other lesson in the pills (each click reruns the page)."""
+    pills = page.get_by_test_id("stButtonGroup")
+    for number in range(1, 11):
+        if number != lesson:
+            pills.get_by_role("button", name=t(lang, f"quiz.lesson_short.{number}"), exact=True).click()
+            idle(page)
+
+
+def plain(text: str) -> str:
+    """Text as the browser shows it: markdown code marks gone, runs of white space as one space."""
+    return " ".join(text.replace("`", "").split())
+
+
+def question_on_screen(page: Page, lang: str) -> quiz.Question:
+    box = page.locator(".st-key-selfcheck__box")
+    expect(box).to_be_visible(timeout=TIMEOUT)
+    text = plain(box.inner_text())
+    for spec in quiz.load_bank():
+        if spec.lesson == LESSON:
+            question = quiz.generate(spec, 0)
+            if plain(question.prompt.get(lang)) in text:
+                return question
+    raise AssertionError(f"prompt not in the bank: {text!r}")
+
+
+def answer(page: Page, lang: str, right: bool) -> quiz.Question:
+    question = question_on_screen(page, lang)
+    options = [o for o in question.spec.options if o.correct == right]
+    radio = page.locator(".st-key-selfcheck__box").get_by_test_id("stRadio")
+    radio.get_by_text(plain(options[0].text.get(lang)), exact=True).click()
+    idle(page)
+    page.locator(".st-key-selfcheck__box").get_by_role("button", name=t(lang, "quiz.check")).click()
+    idle(page)
+    return question
+
+
+def shoot(page: Page, name: str) -> None:
+    """The whole page: Streamlit scrolls inside its own container, so grow the viewport to its height first."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    height = page.evaluate("""() => Math.max(...['stMain', 'stAppViewContainer', 'stMainBlockContainer']
+        .map(id => document.querySelector(`[data-testid='${id}']`)).filter(Boolean).map(e => e.scrollHeight))""")
+    page.set_viewport_size({"width": page.viewport_size["width"], "height": min(int(height) + 40, 8000)})
+    idle(page)
+    page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_right_then_wrong_in_the_browser(browser: Browser, selfcheck_url: str, lang: str):
+    page = open_page(browser, selfcheck_url, lang, 1280)
+    only_lesson(page, lang, LESSON)
+    score = page.get_by_test_id("stMetricValue").first
+
+    first = answer(page, lang, right=True)
+    success = page.get_by_test_id("stAlertContentSuccess")
+    expect(success).to_contain_text(t(lang, "quiz.correct_mark"), timeout=TIMEOUT)
+    expect(page.get_by_test_id("stAlertContentError")).to_have_count(0)
+    expect(page.get_by_test_id("stMain")).to_contain_text(first.explanation.get(lang).split("`")[0][:20])
+    expect(score).to_have_text("1 / 1")
+
+    page.get_by_role("button", name=t(lang, "quiz.new_question")).click()
+    idle(page)
+    second = answer(page, lang, right=False)
+    assert second.id != first.id
+    expect(page.get_by_test_id("stAlertContentError")).to_contain_text(t(lang, "quiz.wrong_mark"), timeout=TIMEOUT)
+    hint = page.get_by_test_id("stAlertContentInfo")
+    expect(hint).to_contain_text(plain(second.hint.get(lang))[:12])
+    expect(score).to_have_text("1 / 2")
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    shoot(page, f"selfcheck-{lang}-1280.png")
+
+    code = page.get_by_test_id("stCode").first.inner_text().strip()
+    assert code.startswith("SL1-")
+    page.close()
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_narrow_screen(browser: Browser, selfcheck_url: str, lang: str):
+    page = open_page(browser, selfcheck_url, lang, 420)
+    only_lesson(page, lang, LESSON)
+    answer(page, lang, right=False)
+    expect(page.get_by_test_id("stAlertContentError")).to_be_visible(timeout=TIMEOUT)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 420, f"the page scrolls sideways ({width}px)"
+    shoot(page, f"selfcheck-{lang}-420.png")
+    page.close()
