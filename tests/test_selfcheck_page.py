@@ -156,3 +156,36 @@ def test_broken_session_progress_is_ignored():
     at.run()
     assert not at.exception
     assert score(at, "zh") == "0 / 0"
+
+
+def two_questions_page():
+    """What a lesson page does: several questions on one page, each with its own key (run by AppTest)."""
+    from steplab import quiz
+    from steplab_ui.quiz_view import get_progress, render_question
+
+    bank = quiz.bank_by_id()
+    render_question(quiz.generate(bank["l2-micro-batches"], 1), "en", key="lesson2_a")
+    render_question(quiz.generate(bank["l3-effective-batch"], 2), "en", key="lesson2_b")
+    render_question(quiz.generate(bank["l3-effective-batch"], 2), "en", key="demo", source=None)
+    progress = get_progress()
+    import streamlit as st
+
+    st.text(f"scores {progress.lesson_scores} selfstudy {progress.selfstudy_attempts}")
+
+
+def test_questions_share_a_page_and_count_in_their_lesson():
+    at = AppTest.from_function(two_questions_page, default_timeout=60)
+    at.run()
+    assert not at.exception
+    first = quiz.generate(SPECS["l2-micro-batches"], 1)
+    second = quiz.generate(SPECS["l3-effective-batch"], 2)
+    at.number_input(key=f"lesson2_a__{first.id}__1__answer").set_value(first.answer).run()
+    at.button(key=f"lesson2_a__{first.id}__1__check").click().run()
+    assert len(at.success) == 1 and not at.error  # only the checked question shows feedback
+    at.number_input(key=f"lesson2_b__{second.id}__2__answer").set_value(second.answer + 1).run()
+    at.button(key=f"lesson2_b__{second.id}__2__check").click().run()
+    assert len(at.success) == 1 and len(at.error) == 1
+    at.number_input(key=f"demo__{second.id}__2__answer").set_value(second.answer).run()
+    at.button(key=f"demo__{second.id}__2__check").click().run()
+    assert len(at.success) == 2
+    assert at.text[0].value == "scores ((2, 1, 1), (3, 0, 1)) selfstudy 0"  # the demo (source None) is not counted
