@@ -828,6 +828,19 @@ def _grade_sliders(question: Question, response: Any) -> Feedback:
                     explanation=question.explanation, extra=tuple(results))
 
 
+def answer_text(question: Question) -> Text:
+    """The answer in words, for a presenter's "reveal answer": the number, the right option(s), or one slider
+    setting that reaches the target."""
+    if question.kind == "numeric":
+        value = format_quantity(question.answer)
+        return Text(value, value)
+    if question.kind == "choice":
+        right = [question.options[i] for i in sorted(question.correct)]
+        return Text("；".join(o.zh for o in right), "; ".join(o.en for o in right))
+    setting = ", ".join(f"`{name}` = {format_quantity(value)}" for name, value in question.solution)
+    return Text(setting, setting)
+
+
 def draw(specs: list[QuestionSpec], rng: random.Random, *, lessons: set[int] | None = None,
          avoid: str | None = None) -> Question | None:
     """A fresh question from `specs` (only `lessons` when given), not `avoid` when another is available."""
