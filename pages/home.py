@@ -3,7 +3,7 @@
 import streamlit as st
 
 from steplab.i18n import fmt_int, t
-from steplab_ui import layout, state
+from steplab_ui import layout, navigation, state
 
 setup, error = state.shared_setup()
 lang = state.language()
@@ -17,7 +17,7 @@ if plan is not None:
                   micro=fmt_int(plan.micro_batches_per_epoch), per_epoch=fmt_int(plan.num_update_steps_per_epoch),
                   total=fmt_int(plan.max_steps), effective=fmt_int(plan.total_train_batch_size)))
 st.subheader(t(lang, "home.where"))
-for path, key in (("pages/calculator.py", "calculator"), ("pages/compare.py", "compare"), ("pages/config.py", "config")):
+for _, path, key, _ in navigation.PAGES[1:]:
     layout.page_link(path, key, t(lang, f"page.{key}.title"), ":material/arrow_forward:")
     st.caption(t(lang, f"page.{key}.intro"))
 st.divider()

@@ -9,7 +9,10 @@ from steplab.i18n import t
 # (section, file, url path, icon); the first page is the home page at "/".
 PAGES = (
     ("learn", "pages/home.py", "home", ":material/school:"),
+    ("learn", "pages/lessons.py", "lessons", ":material/menu_book:"),
+    ("learn", "pages/selfcheck.py", "selfcheck", ":material/quiz:"),
     ("explore", "pages/calculator.py", "calculator", ":material/calculate:"),
+    ("explore", "pages/schedule.py", "schedule", ":material/show_chart:"),
     ("explore", "pages/compare.py", "compare", ":material/compare_arrows:"),
     ("explore", "pages/config.py", "config", ":material/description:"),
 )

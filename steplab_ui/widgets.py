@@ -30,9 +30,23 @@ def compare(lesson: Lesson, block: Block, lang: str, key: str) -> None:
     compare_view.table([lesson.scenarios[name].to_dict() for name in names], lang)
 
 
+def schedule(lesson: Lesson, block: Block, lang: str, key: str) -> None:
+    from steplab import lr_curve
+    from steplab_ui import schedule_chart
+
+    plan = lesson.plan(block.data["scenario"])
+    result = lr_curve.curve(plan)
+    sentence = lr_curve.summary(result).get(lang)
+    if lr_curve.drawable(plan):
+        st.plotly_chart(schedule_chart.figure(result, lang), key=f"{key}_chart", alt=sentence,
+                        config={"displaylogo": False})
+    st.caption(sentence)
+
+
 WIDGETS: dict[str, Callable[[Lesson, Block, str, str], None]] = {
     "calculator": calculator,
     "compare": compare,
+    "schedule": schedule,
 }
 
 
