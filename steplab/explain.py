@@ -130,8 +130,11 @@ def _eval(plan: Plan) -> list[Line]:
     if every:
         per_epoch = every / plan.num_update_steps_per_epoch
         formula = f"eval_steps = {_n(every)} → {shown or '—'}"
-        note = Text(f"每 {_n(every)} 步 = 每 {fmt_float(per_epoch, 2)} 轮评估一次。",
-                    f"Every {_n(every)} steps = every {fmt_float(per_epoch, 2)} epochs.")
+        if per_epoch == 1:
+            note = Text(f"每 {_n(every)} 步 = 每轮评估一次。", f"Every {_n(every)} steps = once per epoch.")
+        else:
+            note = Text(f"每 {_n(every)} 步 = 每 {fmt_float(per_epoch, 2)} 轮评估一次。",
+                        f"Every {_n(every)} steps = every {fmt_float(per_epoch, 2)} epochs.")
     else:
         formula = f"eval_strategy = epoch → {shown or '—'}"
         note = None

@@ -8,7 +8,8 @@ A lesson is a title, goals and an ordered list of blocks. Block kinds:
 - `check`: the self-check: `count` questions drawn from `lessons/questions.yaml` for this lesson's number.
 
 Numbers in the text are never typed: `{{course.max_steps}}` is the engine's value for the lesson's scenario
-`course`, and `{{measured.v100_batch4_acc8.seconds}}` a figure measured in the course.
+`course`, `{{course.setup.warmup_steps}}` the value the scenario sets, and `{{measured.v100_batch4_acc8.seconds}}`
+a figure measured in the course.
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ class Lesson:
         scenario = self.scenarios[head]
         if isinstance(scenario, dict):  # a ROLL RLVR run
             return scenario[rest]
+        if rest.startswith("setup."):  # the configured value, e.g. {{x.setup.warmup_steps}} = 0.1
+            return getattr(scenario, rest.removeprefix("setup."))
         return quantity(self.plan(head), rest)
 
     def say(self, text: Text, lang: str) -> str:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from steplab.i18n import t
 from steplab.lessons import Block, Lesson
-from steplab.quantities import format_quantity
+from steplab.quantities import format_quantity, label
 from steplab_ui import calculator_view, widgets
 
 PRESENTER_CSS = """
@@ -43,8 +43,8 @@ def predict(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool =
                                 key=_guess_key(key), disabled=revealed, placeholder=t(lang, "lesson.guess_placeholder"))
     else:
         guess = None
-    label = t(lang, "lesson.reveal_answer") if presenter else t(lang, "lesson.check_guess")
-    st.button(label, key=f"{key}_reveal", on_click=_reveal, args=(key,),
+    button = t(lang, "lesson.reveal_answer") if presenter else t(lang, "lesson.check_guess")
+    st.button(button, key=f"{key}_reveal", on_click=_reveal, args=(key,),
               disabled=revealed or (guess is None and not presenter), type="primary")
     if not revealed:
         return

@@ -74,3 +74,26 @@ def test_every_lesson_renders(lesson, lang):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == f"{lesson.number}. {lesson.title.get(lang)}"
+
+
+def test_predict_then_reveal():
+    lesson = next(lesson for lesson in LESSONS if lesson.id == "one-step")
+    index = next(i for i, block in enumerate(lesson.blocks) if block.kind == "predict")
+    block = lesson.blocks[index]
+    answer = lesson.value(f"{block.data['scenario']}.{block.data['quantity']}")
+    at = AppTest.from_file(str(ROOT / "pages" / "lessons.py"), default_timeout=90)
+    at.query_params["lesson"] = lesson.id
+    at.query_params["lang"] = "en"
+    at.run()
+    key = f"{lesson.id}_{index}"
+    assert at.button(key=f"{key}_reveal").disabled  # no answer before a guess
+    at.number_input(key=f"{key}_guess").set_value(answer + 1).run()
+    at.button(key=f"{key}_reveal").click().run()
+    assert not at.exception
+    assert any(f"You guessed {answer + 1:,}" in w.value for w in at.warning)
+    at = AppTest.from_file(str(ROOT / "pages" / "lessons.py"), default_timeout=90)
+    at.query_params["lesson"] = lesson.id
+    at.run()
+    at.number_input(key=f"{key}_guess").set_value(answer).run()
+    at.button(key=f"{key}_reveal").click().run()
+    assert any("答对了" in s.value for s in at.success)
