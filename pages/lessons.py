@@ -4,7 +4,7 @@ import streamlit as st
 
 from steplab.i18n import t
 from steplab.lessons import LessonError, load_lessons
-from steplab_ui import lesson_view, state
+from steplab_ui import lesson_view, quiz_view, state
 
 setup, error = state.shared_setup()
 lang = state.language()
@@ -56,3 +56,5 @@ else:
         lesson_view.render_block(lesson, block, lang, key=f"{lesson.id}_{index}")
         if block.kind != "text":
             st.divider()
+    with st.expander(t(lang, "lesson.progress"), icon=":material/bookmark:"):
+        quiz_view.render_progress(lang, key="lesson_progress")

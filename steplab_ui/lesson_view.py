@@ -69,9 +69,11 @@ def check(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = F
     st.subheader(t(lang, "lesson.self_check"))
     specs = [spec for spec in quiz.load_bank() if spec.lesson == lesson.number][: block.data.get("count", 3)]
     seed = st.session_state.setdefault(f"{key}_seed", st.session_state.get("_lesson_seed_base", 0) + lesson.number)
-    for index, spec in enumerate(specs):
-        question = quiz.generate(spec, seed + index)
-        quiz_view.render_question(question, lang, key=f"{key}_q{index}")
+    results = [quiz_view.render_question(quiz.generate(spec, seed + index), lang, key=f"{key}_q{index}")
+               for index, spec in enumerate(specs)]
+    if results and all(feedback is not None and feedback.correct for feedback in results):
+        quiz_view.mark_lesson_done(lesson.number)
+        st.success(t(lang, "lesson.done"), icon=":material/verified:")
 
 
 def render_block(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
