@@ -1,0 +1,236 @@
+"""Accumulation animation: micro-batches pile up in a bucket until one optimizer.step(), frame by frame.
+
+The state lives in Python: the window position is the `frame` slider (bound to the URL, so a link can
+stop at any frame), and a fragment with `run_every` advances it while playing. Only the fragment is
+redrawn per tick; the rest of the page (the comparison, the download) is drawn on full runs only.
+"""
+
+import streamlit as st
+
+from steplab.animation_html import export_html
+from steplab.errors import SetupError, TrainerRefusal
+from steplab.i18n import fmt_int, t
+from steplab.plan import make_plan
+from steplab.presets import presets
+from steplab.timeline import Timeline, build_timeline, narration, totals
+from steplab_ui import animation_view, layout, state
+
+FRAME = "frame"  # the scrubber: 1-based window position, bound to ?frame=
+PRESENTER = "presenter"  # bound to ?presenter=true
+PLAYING = "anim_playing"
+SPEED = "anim_speed"
+HOLD = "_anim_hold"  # set by full runs and by controls: the next fragment run is not a tick
+TICKING = "_anim_ticking"  # the run_every the fragment was last registered with
+SPEEDS = (0.5, 1.0, 2.0)
+SECONDS_PER_FRAME = 1.0
+# The chapter's measurement (course chapter 33), shown as measured, never computed.
+MEASURED = {"course_default": ("27.92 GiB", "≈ 301 s"), "course_batch2_acc16": ("21.71 GiB", "≈ 560 s")}
+
+# Static CSS only: presenter mode hides the sidebar and enlarges type; the colours stay the theme's.
+PRESENTER_CSS = """<style>
+section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
+header[data-testid="stHeader"], [data-testid="stToolbar"] {display: none !important;}
+[data-testid="stMainBlockContainer"] {max-width: 100% !important; padding: 0.6rem 2.2rem 1rem !important;}
+[data-testid="stMain"] h1 {font-size: 2.1rem !important; padding: 0.2rem 0 !important;}
+[data-testid="stMain"] [data-testid="stCaptionContainer"], [data-testid="stMain"] [data-testid="stCaptionContainer"] p
+  {font-size: 1.15rem !important; color: inherit !important; opacity: 1 !important;}
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] p {font-size: 1.45rem !important; line-height: 1.4 !important;
+  font-weight: 500 !important;}
+[data-testid="stMetricLabel"] p {font-size: 1.15rem !important; font-weight: 700 !important; opacity: 1 !important;}
+[data-testid="stMetricValue"] {font-size: 2.4rem !important; font-weight: 800 !important;}
+[data-testid="stMain"] button p {font-size: 1.25rem !important; font-weight: 700 !important;}
+[data-testid="stMain"] button {min-height: 3rem !important; border-width: 2px !important;}
+[data-testid="stMetric"] {border-width: 2px !important;}
+</style>"""
+
+
+def position(count: int) -> int:
+    """The current 1-based window position, kept inside the window (a shorter run after a setup change)."""
+    value = st.session_state.get(FRAME, 1)
+    return min(max(int(value), 1), count)
+
+
+def interval() -> float | None:
+    """Seconds between ticks while playing, None when paused."""
+    return SECONDS_PER_FRAME / st.session_state.get(SPEED, 1.0) if st.session_state.get(PLAYING) else None
+
+
+def go_to(target: int, count: int) -> None:
+    """A control moved the animation: pause, and do not count the coming fragment run as a tick."""
+    st.session_state[FRAME] = min(max(target, 1), count)
+    st.session_state[PLAYING] = False
+    st.session_state[HOLD] = True
+
+
+def toggle_play(count: int) -> None:
+    playing = not st.session_state.get(PLAYING, False)
+    if playing and position(count) >= count:
+        st.session_state[FRAME] = 1  # Play at the end starts again
+    st.session_state[PLAYING] = playing
+    st.session_state[HOLD] = True
+
+
+def step(delta: int, count: int) -> None:
+    go_to(position(count) + delta, count)
+
+
+def next_update(timeline: Timeline) -> None:
+    count = len(timeline.frames)
+    target = timeline.next_step_position(position(count) - 1)
+    go_to(count if target is None else target + 1, count)
+
+
+def hold() -> None:
+    st.session_state[HOLD] = True
+
+
+def scrubbed() -> None:
+    st.session_state[PLAYING] = False
+    st.session_state[HOLD] = True
+
+
+def controls(timeline: Timeline, lang: str, current: int) -> None:
+    count = len(timeline.frames)
+    playing = bool(st.session_state.get(PLAYING))
+    with st.container(horizontal=True, key="anim_controls"):
+        st.button(t(lang, "anim.pause" if playing else "anim.play"), key="anim_play", type="primary",
+                  icon=":material/pause:" if playing else ":material/play_arrow:", shortcut="P",
+                  on_click=toggle_play, args=(count,), help=t(lang, "anim.play_help"), disabled=count < 2)
+        st.button(t(lang, "anim.back"), key="anim_back", icon=":material/chevron_left:", shortcut="Left",
+                  on_click=step, args=(-1, count), help=t(lang, "anim.back_help"), disabled=current <= 1)
+        st.button(t(lang, "anim.step"), key="anim_step", icon=":material/chevron_right:", shortcut="Right",
+                  on_click=step, args=(1, count), help=t(lang, "anim.step_help"), disabled=current >= count)
+        st.button(t(lang, "anim.step_update"), key="anim_update", icon=":material/skip_next:", shortcut="U",
+                  on_click=next_update, args=(timeline,), help=t(lang, "anim.step_update_help"),
+                  disabled=timeline.next_step_position(current - 1) is None)
+        st.button(t(lang, "anim.reset"), key="anim_reset", icon=":material/first_page:", shortcut="Home",
+                  on_click=go_to, args=(1, count), help=t(lang, "anim.reset_help"), disabled=current <= 1)
+        st.segmented_control(t(lang, "anim.speed"), SPEEDS, key=SPEED, default=1.0, required=True,
+                             format_func=lambda speed: f"{speed:g}×", help=t(lang, "anim.speed_help"),
+                             on_change=hold, label_visibility="collapsed")
+        for name, key in (("epoch_end", "anim.skip_epoch_end"), ("last_update", "anim.skip_last")):
+            target = timeline.target(name)
+            if target is not None and target > 0:
+                st.button(t(lang, key), key=f"anim_skip_{name}", icon=":material/fast_forward:",
+                          on_click=go_to, args=(target + 1, count))
+
+
+def player(timeline: Timeline, lang: str, presenter: bool) -> None:
+    """The animated part: controls, scrubber, counters, figure and narration for the current frame."""
+    count = len(timeline.frames)
+    if st.session_state.get(TICKING) != interval():
+        st.rerun()  # play, pause or speed changed: register the fragment again with the new run_every
+    if FRAME in st.session_state:
+        current = position(count)
+        if st.session_state.get(PLAYING) and not st.session_state.get(HOLD):
+            current = min(current + 1, count)  # a tick
+            if current >= count:
+                st.session_state[PLAYING] = False
+        st.session_state[FRAME] = current
+    st.session_state[HOLD] = False
+
+    buttons = st.container()
+    current = 1
+    if count > 1:  # the scrubber's value is the frame shown (on a first run it comes from the URL)
+        current = st.slider(t(lang, "anim.frame"), min_value=1, max_value=count, key=FRAME, bind="query-params",
+                            on_change=scrubbed, help=t(lang, "anim.frame_help"),
+                            **({} if FRAME in st.session_state else {"value": 1}))
+    with buttons:
+        controls(timeline, lang, current)
+    frame = timeline.frames[current - 1]
+    st.caption(t(lang, "anim.position", position=current, count=count, index=fmt_int(frame.index + 1),
+                 total=fmt_int(timeline.total_frames)))
+    story = narration(frame, timeline).get(lang)
+    figure = animation_view.frame_figure(timeline, current - 1, lang, presenter=presenter)
+    st.plotly_chart(figure, key="anim_figure", config=animation_view.CHART_CONFIG, alt=story, theme="streamlit")
+    with st.container(border=True, key="anim_narration"):
+        gap = timeline.gaps[current - 1]
+        if gap is not None:
+            st.markdown(t(lang, "anim.gap", micro_batches=fmt_int(gap.micro_batches), updates=fmt_int(gap.updates)))
+        st.markdown(story)
+        if current == count and not st.session_state.get(PLAYING):
+            st.caption(t(lang, "anim.end"))
+    names = ("micro_batch", "bucket", "updates", "samples", "epoch", "lr")
+    columns = st.columns(6 if presenter else 3)
+    for index, (name, (label, value)) in enumerate(zip(names, animation_view.counters(frame, timeline, lang), strict=True)):
+        columns[index % len(columns)].metric(label, value, help=t(lang, f"anim.metric.{name}_help"), border=True)
+    if st.session_state.get(TICKING) != interval():
+        st.rerun()  # the last frame was reached while playing: stop the ticks
+
+
+def comparison(setup_trainer: str, lang: str) -> None:
+    """Batch 4 × accumulation 8 against batch 2 × accumulation 16, with the chapter's V100 measurement."""
+    st.subheader(t(lang, "anim.compare.title"))
+    st.caption(t(lang, "anim.compare.intro"))
+    rows: dict[str, list[str]] = {}
+    columns = st.columns(2)
+    for column, key in zip(columns, MEASURED, strict=True):
+        preset = presets()[key]
+        try:
+            plan = make_plan(preset.setup(trainer=setup_trainer))
+        except (SetupError, TrainerRefusal) as problem:
+            message = problem.message(lang) if isinstance(problem, SetupError) else str(problem)
+            st.info(t(lang, "anim.compare.unavailable", message=message))
+            return
+        timeline = build_timeline(plan)
+        first_step = next((p for p, f in enumerate(timeline.frames) if f.is_step), 0)
+        batch, ga = plan.setup.per_device_train_batch_size, plan.setup.gradient_accumulation_steps
+        with column:
+            st.markdown(f"**{t(lang, 'anim.compare.column', batch=batch, ga=ga)}**")
+            figure = animation_view.frame_figure(timeline, first_step, lang, height=300, compact=True)
+            st.plotly_chart(figure, key=f"anim_compare_{key}", config=animation_view.CHART_CONFIG,
+                            alt=narration(timeline.frames[first_step], timeline).get(lang), theme="streamlit")
+        values = {
+            "samples_per_update": plan.total_train_batch_size,
+            "micro_per_update": ga,
+            "micro_per_epoch": plan.micro_batches_per_epoch,
+            "updates_per_epoch": plan.num_update_steps_per_epoch,
+            "total_steps": plan.max_steps,
+        }
+        for name, value in values.items():
+            rows.setdefault(t(lang, f"anim.compare.row.{name}"), []).append(fmt_int(value))
+    labels = [t(lang, "anim.compare.short", batch=presets()[k].values["per_device_train_batch_size"],
+                ga=presets()[k].values["gradient_accumulation_steps"]) for k in MEASURED]
+    header = f"| {t(lang, 'anim.compare.computed')} | {labels[0]} | {labels[1]} |\n|---|---:|---:|\n"
+    st.markdown(header + "".join(f"| {name} | {a} | {b} |\n" for name, (a, b) in rows.items()))
+    memory, seconds = zip(*MEASURED.values(), strict=True)
+    st.markdown(
+        f"| {t(lang, 'anim.compare.measured')} | {labels[0]} | {labels[1]} |\n|---|---:|---:|\n"
+        f"| {t(lang, 'anim.compare.row.memory')} | {memory[0]} | {memory[1]} |\n"
+        f"| {t(lang, 'anim.compare.row.time')} | {seconds[0]} | {seconds[1]} |\n"
+    )
+    st.caption(t(lang, "anim.compare.measured_caption"))
+    st.markdown(t(lang, "anim.compare.lesson"))
+
+
+setup, error = state.shared_setup()
+lang = state.language()
+title, switch = st.columns([4, 1], vertical_alignment="center")
+with switch:
+    presenter = st.toggle(t(lang, "anim.presenter"), key=PRESENTER, bind="query-params",
+                          help=t(lang, "anim.presenter_help"))
+if presenter:
+    st.html(PRESENTER_CSS)
+with title:
+    layout.header(lang, "animation")
+state.show_url_notices(lang)
+plan = layout.plan_or_message(setup, error, lang)
+
+if plan is not None:
+    timeline = build_timeline(plan)
+    if not timeline.frames:
+        st.info(t(lang, "anim.no_frames"), icon=":material/info:")
+    else:
+        st.markdown(totals(timeline).get(lang))
+        st.session_state[HOLD] = True  # a full run is never a tick
+        st.session_state[TICKING] = interval()
+        st.fragment(player, run_every=interval())(timeline, lang, presenter)
+        st.caption(t(lang, "anim.shortcuts"))
+        st.download_button(
+            t(lang, "anim.download"), data=lambda: export_html(
+                timeline, lang, lambda p: animation_view.frame_figure(timeline, p, lang)),
+            file_name=f"steplab-animation-{lang}.html", mime="text/html", on_click="ignore",
+            icon=":material/download:", help=t(lang, "anim.download_help"),
+        )
+    if not presenter:
+        comparison(plan.setup.trainer, lang)

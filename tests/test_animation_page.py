@@ -1,0 +1,246 @@
+"""AppTest for /animation: buttons and the URL move the frame, the counters say what the plan says.
+
+Also the drawing (every kind of frame is a valid plotly figure with fixed ranges) and the HTML export.
+"""
+
+from __future__ import annotations
+
+import json
+
+import plotly.graph_objects as go
+import pytest
+from streamlit.testing.v1 import AppTest
+from test_app import run as run_page
+
+from steplab.animation_html import animation_figure, export_html
+from steplab.i18n import catalogue, fmt_int, fmt_lr
+from steplab.plan import make_plan
+from steplab.setup import setup_from_mapping
+from steplab.timeline import build_timeline
+from steplab_ui import animation_view
+
+PAGE = "pages/animation.py"
+COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
+          "num_train_epochs": 3}
+# 24 samples, batch 4, accumulation 4, 2 epochs: 6 micro-batches an epoch, the whole run fits in the window
+SMALL = {"num_samples": "24", "per_device_train_batch_size": "4", "gradient_accumulation_steps": "4",
+         "num_train_epochs": "2"}
+
+
+def run(**params: str) -> AppTest:
+    """The page alone (as a cold deep link runs it), with URL parameters; no exception."""
+    return run_page(PAGE, **params)
+
+
+def counters(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def timeline_of(values: dict):
+    return build_timeline(make_plan(setup_from_mapping(values)[0]))
+
+
+def expected_counters(timeline, position: int, lang: str = "en") -> dict[str, str]:
+    return dict(animation_view.counters(timeline.frames[position], timeline, lang))
+
+
+def click(at: AppTest, key: str) -> AppTest:
+    at.button(key=key).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_page_alone_in_both_languages(lang):
+    at = run(lang=lang)
+    strings = catalogue(lang)
+    assert at.title[0].value == strings["page.animation.title"]
+    shown = counters(at)
+    assert shown[strings["anim.metric.micro_batch"]] == "1 / 1,200"
+    assert shown[strings["anim.metric.bucket"]] == "1 / 8"
+    assert shown[strings["anim.metric.updates"]] == "0 / 150"
+    assert at.slider(key="frame").value == 1
+    assert at.button(key="anim_play").label == strings["anim.play"]
+    assert any(strings["anim.compare.measured"] in m.value for m in at.markdown)
+
+
+def test_step_buttons_walk_the_plan_frame_by_frame():
+    """Every frame of a small run, reached with "next micro-batch", shows the plan's counters."""
+    timeline = timeline_of({key: float(v) for key, v in SMALL.items()})
+    assert timeline.whole_run and len(timeline.frames) == 12
+    at = run(lang="en", **SMALL)
+    plan = timeline.plan
+    rates = plan.learning_rates()
+    for position, frame in enumerate(timeline.frames):
+        shown = counters(at)
+        assert shown == expected_counters(timeline, position)
+        assert shown["Micro-batch"] == f"{position + 1} / 12"
+        assert shown["Updates"] == f"{frame.updates} / {plan.optimizer_steps}"
+        if frame.is_step:
+            assert shown["Learning rate"] == fmt_lr(rates[frame.step - 1])
+        assert at.slider(key="frame").value == position + 1
+        if position + 1 < len(timeline.frames):
+            click(at, "anim_step")
+    assert at.button(key="anim_step").disabled
+
+
+def test_update_back_reset_and_skip_buttons():
+    timeline = timeline_of(COURSE)
+    at = run(lang="en")
+    click(at, "anim_update")
+    assert counters(at)["Updates"] == "1 / 150" and counters(at)["Bucket"] == "8 / 8"
+    click(at, "anim_update")
+    assert counters(at)["Micro-batch"] == "16 / 1,200"
+    click(at, "anim_back")
+    assert counters(at)["Micro-batch"] == "15 / 1,200" and counters(at)["Bucket"] == "7 / 8"
+    click(at, "anim_skip_epoch_end")
+    position = timeline.target("epoch_end")
+    assert counters(at) == expected_counters(timeline, position)
+    assert any("Skipped 360 micro-batches and 45 updates" in m.value for m in at.markdown)
+    click(at, "anim_skip_last_update")
+    assert counters(at) == expected_counters(timeline, timeline.target("last_update"))
+    click(at, "anim_update")
+    assert counters(at)["Updates"] == "150 / 150" and at.button(key="anim_update").disabled
+    click(at, "anim_reset")
+    assert counters(at)["Micro-batch"] == "1 / 1,200" and at.slider(key="frame").value == 1
+
+
+def test_the_frame_lives_in_the_url():
+    at = run(lang="en", frame="24")
+    assert counters(at)["Updates"] == "3 / 150" and counters(at)["Micro-batch"] == "24 / 1,200"
+    click(at, "anim_step")
+    assert at.query_params["frame"] == "25"
+    assert counters(at)["Micro-batch"] == "385 / 1,200"
+    at.slider(key="frame").set_value(49).run()
+    assert counters(at)["Updates"] == "150 / 150" and at.query_params["frame"] == "49"
+
+
+def test_an_impossible_frame_in_the_url_falls_back_to_the_first():
+    at = run(lang="en", frame="500")
+    assert counters(at)["Micro-batch"] == "1 / 1,200"
+
+
+def test_play_and_pause_toggle_and_keep_the_frame():
+    at = run(lang="en")
+    click(at, "anim_play")
+    assert at.session_state["anim_playing"] is True
+    assert at.button(key="anim_play").label == "Pause"
+    assert counters(at)["Micro-batch"] == "1 / 1,200"  # a full run is never a tick
+    click(at, "anim_step")  # stepping pauses
+    assert at.session_state["anim_playing"] is False and counters(at)["Micro-batch"] == "2 / 1,200"
+    at.slider(key="frame").set_value(49).run()
+    click(at, "anim_play")  # Play on the last frame starts again
+    assert at.slider(key="frame").value == 1 and at.session_state["anim_playing"] is True
+
+
+def test_setup_from_the_url_and_an_old_release():
+    at = run(lang="en", num_samples="100", trainer="hf-4.46")
+    timeline = timeline_of({**COURSE, "num_samples": 100, "trainer": "hf-4.46"})
+    click(at, "anim_skip_epoch_end")
+    assert counters(at) == expected_counters(timeline, timeline.target("epoch_end"))
+    end = next(p for p, f in enumerate(timeline.frames) if f.epoch_end)
+    at.slider(key="frame").set_value(end + 1).run()
+    assert counters(at)["Bucket"] == "1 / 8"
+    assert any("transformers 4.46.3 does not step at an epoch's end" in m.value for m in at.markdown)
+    click(at, "anim_update")  # the next update straddles two epochs
+    assert counters(at)["Updates"] == "4 / 9"
+    assert any("mixes two epochs" in m.value for m in at.markdown)
+
+
+def test_presenter_mode_from_the_url():
+    at = run(lang="en", presenter="true")
+    assert at.toggle(key="presenter").value is True
+    assert not any("Measured, not computed" in m.value for m in at.markdown)  # only the animation
+    styles = [e for e in at.get("html")]
+    assert styles and "stSidebar" in styles[0].proto.body and "<script" not in styles[0].proto.body
+    assert len(at.metric) == 6
+
+
+def test_bad_setup_and_empty_run_give_messages():
+    at = run(lang="en", eval_strategy="steps", eval_steps="37.5")
+    assert at.error and not at.metric
+    at = run(lang="en", num_samples="3", per_device_train_batch_size="4", dataloader_drop_last="true",
+             max_steps="5")
+    assert any("nothing to animate" in i.value for i in at.info)
+
+
+def test_comparison_shows_the_measurement_as_measured():
+    at = run(lang="en")
+    tables = [m.value for m in at.markdown if "27.92 GiB" in m.value]
+    assert tables and "21.71 GiB" in tables[0] and "≈ 301 s" in tables[0] and "≈ 560 s" in tables[0]
+    assert "Measured, not computed" in tables[0]
+    computed = next(m.value for m in at.markdown if "Computed by StepLab" in m.value)
+    assert "| Micro-batches per update | 8 | 16 |" in computed and "| Samples per update | 32 | 32 |" in computed
+    charts = at.get("plotly_chart")
+    assert len(charts) == 3  # the animation and the pair
+
+
+def test_the_figure_of_a_frame_is_small_and_fixed():
+    at = run(lang="en", frame="8")
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["layout"]["xaxis"]["range"] == [0, 100] and spec["layout"]["yaxis"]["range"] == [0, 60]
+    texts = [a["text"] for a in spec["layout"]["annotations"]]
+    assert "<b>8 / 8</b>" in texts and "<b>optimizer.step()<br>#1</b>" in texts
+    assert len(at.get("plotly_chart")[0].proto.spec) < 20_000
+
+
+CASES = [
+    COURSE,
+    {**COURSE, "num_samples": 100, "trainer": "hf-4.46"},
+    {**COURSE, "num_samples": 90, "per_device_train_batch_size": 3, "trainer": "hf-4.51"},
+    {**COURSE, "num_samples": 1001, "world_size": 12, "gradient_accumulation_steps": 40},
+    {**COURSE, "num_samples": 10, "per_device_train_batch_size": 3, "gradient_accumulation_steps": 2, "world_size": 4,
+     "trainer": "lightning-2"},
+    {**COURSE, "per_device_train_batch_size": 40, "dataloader_drop_last": True, "world_size": 3},
+]
+
+
+def telling_positions(timeline) -> list[int]:
+    """One frame of each kind: the first, steps, epoch ends, carried buckets, jumps, the last."""
+    kinds: dict[tuple, int] = {}
+    for position, frame in enumerate(timeline.frames):
+        kind = (frame.is_step, frame.fill > timeline.accumulation, frame.epoch_end, frame.run_end,
+                bool(frame.carried), bool(sum(frame.duplicated)), frame.samples, timeline.gaps[position] is None)
+        kinds.setdefault(kind, position)
+    return sorted({0, *kinds.values()})
+
+
+@pytest.mark.parametrize("values", CASES)
+def test_every_frame_is_a_valid_figure_with_the_same_structure(values):
+    timeline = timeline_of(values)
+    structure = set()
+    for position in range(len(timeline.frames)):
+        layout = animation_view.frame_spec(timeline, position, "zh")["layout"]
+        structure.add((len(layout["shapes"]), len(layout["annotations"])))
+    assert len(structure) == 1  # plotly's frame animation morphs shape i into shape i
+    positions = telling_positions(timeline)
+    for position in positions:
+        go.Figure(animation_view.frame_spec(timeline, position, "en"))  # plotly's validation (the page skips it)
+    for options in ({"presenter": True}, {"compact": True, "height": 300}):
+        go.Figure(animation_view.frame_spec(timeline, positions[-1], "zh", **options))
+
+
+def test_html_export_has_every_frame_play_pause_and_a_slider():
+    timeline = timeline_of({**COURSE, "num_samples": 40, "trainer": "hf-4.46"})
+    draw = lambda p: animation_view.frame_spec(timeline, p, "en")  # noqa: E731
+    figure = animation_figure(timeline, "en", draw)
+    assert len(figure.frames) == len(timeline.frames) == 24
+    buttons = figure.layout.updatemenus[0].buttons
+    assert [b.label for b in buttons] == ["▶ Play", "❚❚ Pause"] and list(buttons[1].args[0]) == [None]
+    assert len(figure.layout.sliders[0].steps) == 24
+    page = export_html(timeline, "zh", lambda p: animation_view.frame_spec(timeline, p, "zh"))
+    assert page.startswith("<!doctype html>") and '<html lang="zh">' in page
+    assert "<title>StepLab · 梯度累积动画</title>" in page and "plotly.js" in page.lower()
+    assert "24 个小批次" in page
+    assert len(page) > 3_000_000  # plotly.js is inside: the file works offline
+
+
+def test_counters_match_the_figure():
+    timeline = timeline_of(COURSE)
+    for position in (0, 7, 24, len(timeline.frames) - 1):
+        frame = timeline.frames[position]
+        labels = dict(animation_view.counters(frame, timeline, "en"))
+        spec = animation_view.frame_spec(timeline, position, "en")
+        texts = " ".join(a["text"] for a in spec["layout"]["annotations"])
+        assert f"{frame.fill} / 8" in texts and labels["Bucket"] == f"{frame.fill} / 8"
+        assert f"updates: {fmt_int(frame.updates)} / 150" in texts
