@@ -52,7 +52,11 @@ class SGD:
 
 
 class AdamW:
-    """`torch.optim.AdamW(params, lr, betas, eps, weight_decay)` (the HF Trainer's default optimizer)."""
+    """`torch.optim.AdamW(params, lr, betas, eps, weight_decay)` (the HF Trainer's default optimizer).
+
+    The same element-wise arithmetic as torch's single-tensor path, applied to all parameters at once with
+    torch's `_foreach_*` kernels (what its multi-tensor path uses): fewer calls, the same numbers.
+    """
 
     def __init__(self, params: Iterable[torch.Tensor], lr: float, betas: tuple[float, float] = (0.9, 0.999),
                  eps: float = 1e-8, weight_decay: float = 0.0) -> None:
@@ -68,19 +72,25 @@ class AdamW:
     @torch.no_grad()
     def step(self) -> None:
         beta1, beta2 = self.betas
-        for i, p in enumerate(self.params):
-            if p.grad is None:
-                continue
-            grad = p.grad
+        live = [i for i, p in enumerate(self.params) if p.grad is not None]
+        if not live:
+            return
+        for i in live:
             if i not in self.state:
+                p = self.params[i]
                 self.state[i] = (torch.zeros_like(p), torch.zeros_like(p))
                 self.steps[i] = 0
-            exp_avg, exp_avg_sq = self.state[i]
             self.steps[i] += 1
-            step = self.steps[i]
-            p.mul_(1 - self.lr * self.weight_decay)
-            exp_avg.lerp_(grad, 1 - beta1)
-            exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-            step_size = self.lr / (1 - beta1**step)
-            denom = (exp_avg_sq.sqrt() / (1 - beta2**step) ** 0.5).add_(self.eps)
-            p.addcdiv_(exp_avg, denom, value=-step_size)
+        params = [self.params[i] for i in live]
+        grads = [p.grad for p in params]
+        exp_avgs = [self.state[i][0] for i in live]
+        exp_avg_sqs = [self.state[i][1] for i in live]
+        steps = [self.steps[i] for i in live]
+        torch._foreach_mul_(params, 1 - self.lr * self.weight_decay)
+        torch._foreach_lerp_(exp_avgs, grads, 1 - beta1)
+        torch._foreach_mul_(exp_avg_sqs, beta2)
+        torch._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)
+        denominators = torch._foreach_sqrt(exp_avg_sqs)
+        torch._foreach_div_(denominators, [(1 - beta2**step) ** 0.5 for step in steps])
+        torch._foreach_add_(denominators, self.eps)
+        torch._foreach_addcdiv_(params, exp_avgs, denominators, [-self.lr / (1 - beta1**step) for step in steps])
