@@ -157,36 +157,43 @@ def overlay_controls(base: Plan) -> list[schedule_chart.Overlay]:
     return overlays
 
 
-# ---- notes beside the chart ----------------------------------------------------------------------------------------
+# ---- notes next to the chart --------------------------------------------------------------------------------------
 
 
-def notes(result: lr_curve.Curve) -> None:
-    name = result.plan.setup.lr_scheduler_type
+def stop_note(result: lr_curve.Curve) -> None:
     runs, total = result.plan.optimizer_steps, result.plan.max_steps
-    st.markdown(t(lang, "schedule.note_reading"))
     if runs < total:
         st.warning(t(lang, "schedule.note_stops", trainer=result.plan.profile.matched, total=fmt_int(total),
                      runs=fmt_int(runs)), icon=":material/content_cut:")
-    if result.warmup and result.first == 0:
-        st.markdown(t(lang, "schedule.note_first_zero", warmup=fmt_int(result.warmup),
-                      peak=fmt_int(result.peak_step)))
-    else:
-        st.markdown(t(lang, "schedule.note_first_general"))
-        if name == "cosine_warmup_with_min_lr" and result.warmup and result.first is not None:
-            st.markdown(t(lang, "schedule.note_shifted", first=fmt_lr(result.first)))
-        elif name == "warmup_stable_decay" and result.warmup and result.first:
-            st.markdown(t(lang, "schedule.note_wsd_floor", first=fmt_lr(result.first)))
-    if name == "constant":
-        st.markdown(t(lang, "schedule.note_constant", warmup=fmt_int(result.plan.warmup_steps)))
-    else:
-        with st.expander(t(lang, "schedule.note_constant_title")):
+
+
+def notes(result: lr_curve.Curve) -> None:
+    """Why update 1 runs at LR 0 with warmup, why `constant` ignores warmup, and what the logs print."""
+    name = result.plan.setup.lr_scheduler_type
+    left, right = st.columns(2, gap="large")
+    with left:
+        st.markdown(t(lang, "schedule.note_reading"))
+        if result.warmup and result.first == 0:
+            st.markdown(t(lang, "schedule.note_first_zero", warmup=fmt_int(result.warmup),
+                          peak=fmt_int(result.peak_step)))
+        else:
+            st.markdown(t(lang, "schedule.note_first_general"))
+            if name == "cosine_warmup_with_min_lr" and result.warmup and result.first is not None:
+                st.markdown(t(lang, "schedule.note_shifted", first=fmt_lr(result.first)))
+            elif name == "warmup_stable_decay" and result.warmup and result.first:
+                st.markdown(t(lang, "schedule.note_wsd_floor", first=fmt_lr(result.first)))
+    with right:
+        if name == "constant":
             st.markdown(t(lang, "schedule.note_constant", warmup=fmt_int(result.plan.warmup_steps)))
-    if result.plan.profile.framework == "transformers":
-        key = {"hf-4.46": "schedule.note_log_next", "hf-4.51": "schedule.note_log_mixed"}.get(
-            result.plan.profile.id, "schedule.note_log_used")
-        st.caption(t(lang, key, trainer=result.plan.profile.matched))
-    if not result.every_update:
-        st.caption(t(lang, "schedule.note_grid", count=fmt_int(lr_curve.EXACT_LIMIT)))
+        else:
+            with st.expander(t(lang, "schedule.note_constant_title")):
+                st.markdown(t(lang, "schedule.note_constant", warmup=fmt_int(result.plan.warmup_steps)))
+        if result.plan.profile.framework == "transformers":
+            key = {"hf-4.46": "schedule.note_log_next", "hf-4.51": "schedule.note_log_mixed"}.get(
+                result.plan.profile.id, "schedule.note_log_used")
+            st.caption(t(lang, key, trainer=result.plan.profile.matched))
+        if not result.every_update:
+            st.caption(t(lang, "schedule.note_grid", count=fmt_int(lr_curve.EXACT_LIMIT)))
 
 
 def plateau(current_plan: Plan) -> None:
@@ -245,12 +252,10 @@ elif plan is not None:
     chart_area = st.container()
     overlays = overlay_controls(plan)
     with chart_area:
-        chart, side = st.columns([5, 2], gap="medium")
-        with chart:
-            st.plotly_chart(schedule_chart.figure(result, lang, overlays), key="sched_chart", alt=sentence,
-                            config={"displaylogo": False,
-                                    "toImageButtonOptions": {"filename": "steplab-learning-rate", "scale": 2}})
-            st.markdown(sentence)
-        with side:
-            notes(result)
+        stop_note(result)
+        st.plotly_chart(schedule_chart.figure(result, lang, overlays), key="sched_chart", alt=sentence,
+                        config={"displaylogo": False,
+                                "toImageButtonOptions": {"filename": "steplab-learning-rate", "scale": 2}})
+        st.markdown(sentence)
+        notes(result)
     export(plan)

@@ -181,9 +181,14 @@ def last_epoch_complete(plan: Plan) -> bool:
     return closing >= min(last.fetched, plan.epoch.micro_batches)
 
 
+def completed_epochs(plan: Plan) -> int:
+    """Epochs that really end (the last one does not when the horizon cuts it)."""
+    return plan.epochs_run - (0 if last_epoch_complete(plan) else 1)
+
+
 def epoch_boundaries(plan: Plan, cap: int = LINE_CAP) -> tuple[np.ndarray, np.ndarray]:
     """(epoch numbers, update step at their end) of the epochs that really end, every n-th one beyond `cap`."""
-    count = plan.epochs_run - (0 if last_epoch_complete(plan) else 1)
+    count = completed_epochs(plan)
     every = max(1, -(-count // cap))
     numbers = np.arange(every, count + 1, every, dtype=np.int64)
     return numbers, _steps_after_epochs(plan, numbers)
@@ -426,8 +431,10 @@ def _loop(count: int, lang: str) -> list[str]:
     return [
         "",
         "learning_rates = []",
-        f"for update in range({count}):  # {_COMMENTS['loop'].get(lang)}",
-        f"    learning_rates.append(scheduler.get_last_lr()[0])  # {_COMMENTS['lr'].get(lang)}",
+        f"# {_COMMENTS['loop'].get(lang)}",
+        f"for update in range({count}):",
+        f"    # {_COMMENTS['lr'].get(lang)}",
+        "    learning_rates.append(scheduler.get_last_lr()[0])",
         "    optimizer.step()",
         "    scheduler.step()",
     ]
@@ -627,7 +634,7 @@ def variant_label(kind: str, value: Any, plan: Plan) -> Text:
     """The legend name of an overlay, with the horizon it leads to."""
     total = fmt_int(plan.max_steps)
     if kind == "scheduler":
-        return Text(f"{value}（T = {total}）", f"{value} (T = {total})")
+        return Text(f"{value} · T = {total}", f"{value} · T = {total}")
     if kind == "max_steps":
         return Text(f"max_steps = {fmt_int(int(value))}", f"max_steps = {fmt_int(int(value))}")
     epochs = fmt_float(float(value), 2)

@@ -40,22 +40,38 @@ def _customdata(trace: lr_curve.Trace) -> np.ndarray:
     return np.column_stack([trace.epochs, trace.samples])
 
 
-def _epoch_lines(result: Curve, lang: str, top: float) -> tuple[list[dict], dict | None]:
-    """A dotted green line at the end of every epoch (every n-th beyond a few hundred), and the top epoch axis."""
+def _spread(steps: np.ndarray, gap: float) -> np.ndarray:
+    """Indices of `steps` (sorted) at least `gap` apart, from the first; of equal steps the last one counts."""
+    kept: list[int] = []
+    last = -np.inf
+    for index, step in enumerate(steps.tolist()):
+        if index + 1 < len(steps) and steps[index + 1] == step:
+            continue
+        if step - last >= gap:
+            kept.append(index)
+            last = step
+    return np.asarray(kept, dtype=np.int64)
+
+
+def _epoch_lines(result: Curve, lang: str, top: float, right: float) -> tuple[list[dict], dict | None]:
+    """A dotted green line where epochs end and their numbers on a top axis, spread out so they stay readable."""
     numbers, steps = lr_curve.epoch_boundaries(result.plan)
     if not len(steps):
         return [], None
-    every = int(numbers[0])
-    x = np.repeat(steps.astype(np.float64), 3)
+    lines = _spread(steps, right / 80)
+    shown, count = len(lines), lr_curve.completed_epochs(result.plan)
+    x = np.repeat(steps[lines].astype(np.float64), 3)
     x[2::3] = np.nan
-    y = np.tile([0.0, top, np.nan], len(steps))
-    name = t(lang, "schedule.epoch_ends") if every == 1 else t(lang, "schedule.epoch_ends_every", every=every)
+    y = np.tile([0.0, top, np.nan], shown)
+    name = t(lang, "schedule.epoch_ends")
+    if shown < count:
+        name += t(lang, "schedule.thinned", shown=fmt_int(shown), count=fmt_int(count))
     trace = {"type": "scatter", "x": x, "y": y, "mode": "lines", "name": name, "hoverinfo": "skip", "xaxis": "x2",
              "line": {"color": COLOURS["epoch"], "width": 1, "dash": "dot"}}
-    stride = max(1, -(-len(steps) // 12))
+    labels = _spread(steps, right / 10)
     axis = {
         "overlaying": "x", "side": "top", "matches": "x", "tickmode": "array", "showgrid": False,
-        "tickvals": steps[::stride].tolist(), "ticktext": [fmt_int(int(n)) for n in numbers[::stride]],
+        "tickvals": steps[labels].tolist(), "ticktext": [fmt_int(int(n)) for n in numbers[labels]],
         "title": {"text": t(lang, "schedule.axis_epoch"), "standoff": 2}, "tickfont": {"color": COLOURS["epoch"]},
     }
     return [trace], axis
@@ -89,7 +105,7 @@ def figure(result: Curve, lang: str, overlays: Sequence[Overlay] = ()) -> go.Fig
     runs, horizon = plan.optimizer_steps, plan.max_steps
     peaks = [result.peak, *(o.curve.peak for o in overlays)]
     top = max([p for p in peaks if np.isfinite(p)] + [plan.setup.learning_rate, 1e-12]) * 1.08
-    right = max([runs, horizon, 1] + [max(o.curve.plan.optimizer_steps, o.curve.plan.max_steps) for o in overlays])
+    right = max([runs, horizon, 1] + [o.curve.plan.optimizer_steps for o in overlays])
     shapes, annotations = [], []
     if result.warmup:
         end = min(result.warmup, max(runs, horizon))
@@ -100,10 +116,10 @@ def figure(result: Curve, lang: str, overlays: Sequence[Overlay] = ()) -> go.Fig
                             "showarrow": False, "text": t(lang, "schedule.warmup_band", steps=fmt_int(result.warmup))})
     shapes.append({"type": "line", "name": "horizon", "xref": "x", "yref": "paper", "x0": horizon, "x1": horizon,
                    "y0": 0, "y1": 1, "line": {"color": PLANNED_COLOUR, "width": 1.5, "dash": "dash"}})
-    annotations.append({"xref": "x", "yref": "paper", "x": horizon, "y": 0, "yanchor": "bottom", "showarrow": False,
-                        "xanchor": "right" if runs >= horizon else "left",
+    annotations.append({"xref": "x", "yref": "paper", "x": horizon, "y": 0.02, "xanchor": "left", "yanchor": "bottom",
+                        "textangle": -90, "showarrow": False, "font": {"color": PLANNED_COLOUR},
                         "text": t(lang, "schedule.horizon", steps=fmt_int(horizon))})
-    traces, epoch_axis = _epoch_lines(result, lang, top)
+    traces, epoch_axis = _epoch_lines(result, lang, top, right)
     for index, overlay in enumerate(overlays):
         trace = overlay.curve.run
         traces.append({
@@ -134,8 +150,8 @@ def figure(result: Curve, lang: str, overlays: Sequence[Overlay] = ()) -> go.Fig
     layout = {
         "height": 440, "margin": {"l": 10, "r": 10, "t": 60, "b": 10}, "hovermode": "closest",
         "legend": {"orientation": "h", "yanchor": "top", "y": -0.16, "x": 0},
-        "xaxis": {"title": {"text": t(lang, "schedule.axis_step")}, "range": [0, right * 1.02 + 1], "tickformat": ",d"},
-        "yaxis": {"title": {"text": t(lang, "schedule.axis_lr")}, "range": [0, top], "tickformat": "~e"},
+        "xaxis": {"title": {"text": t(lang, "schedule.axis_step")}, "range": [0, right * 1.04 + 1], "tickformat": ",d"},
+        "yaxis": {"title": {"text": t(lang, "schedule.axis_lr")}, "range": [0, top], "exponentformat": "e"},
         "shapes": shapes, "annotations": annotations, "uirevision": f"{plan.setup.lr_scheduler_type}-{horizon}",
     }
     if epoch_axis:

@@ -1,0 +1,231 @@
+"""The learning-rate schedule page in a real browser: drawn, hoverable, in zh and en, light and dark, 1280 and 420 px.
+
+Screenshots go to artifacts/screenshots/lr-schedule-*.png. When `/schedule` is in the app's navigation the
+shared `app_server` (`streamlit run app.py`) serves it; until then a small entry script, built like app.py with
+the same pages plus this one, is run from a temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect
+
+from steplab import lr_curve
+from steplab.i18n import t
+from steplab.plan import make_plan
+from steplab.setup import setup_from_mapping
+from steplab_ui.navigation import PAGES
+
+from .conftest import CHROMIUM, ROOT, SKIP_REASON, free_port
+from .streamlit_page import COURSE, expect_no_exception, open_app, title, wait_for_app_run
+
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
+
+SLOW = 60_000
+HEIGHT = 900
+MAX_HEIGHT = 12_000
+WIDTHS = (1280, 420)
+THEMES = ("light", "dark")
+SCENARIO = {"lr_scheduler_type": "cosine", "warmup_steps": "15"}
+ENTRY = '''
+import sys
+sys.path.insert(0, {root!r})
+import streamlit as st
+from steplab.i18n import normalise_language, t
+from steplab_ui import navigation, state
+
+st.set_page_config(page_title="StepLab", page_icon=":material/stairs:", layout="wide")
+lang = normalise_language(st.session_state.get("lang") or st.query_params.get("lang"))
+pages = list(navigation.PAGES)
+if all(url != "schedule" for _, _, url, _ in pages):
+    pages.append(("explore", "pages/schedule.py", "schedule", ":material/show_chart:"))
+sections = {{}}
+for index, (section, path, url, icon) in enumerate(pages):
+    page = st.Page({root!r} + "/" + path, title=t(lang, f"page.{{url}}.title"), url_path=url, icon=icon,
+                   default=index == 0)
+    sections.setdefault(t(lang, f"nav.{{section}}"), []).append(page)
+page = st.navigation(sections)
+st.session_state[state.SHELL_SETUP] = state.start()
+try:
+    page.run()
+finally:
+    st.session_state.pop(state.SHELL_SETUP, None)
+'''
+
+
+def _serve(folder: Path) -> Iterator[str]:
+    entry = folder / "steplab_with_schedule.py"
+    entry.write_text(ENTRY.format(root=str(ROOT)), encoding="utf-8")
+    port = free_port()
+    log = tempfile.NamedTemporaryFile(prefix="steplab-schedule-e2e-", suffix=".log", delete=False)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(entry), "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT)},
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(Path(log.name).read_text(errors="replace"))
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.read().strip() == b"ok":
+                        break
+            except (urllib.error.URLError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("streamlit did not become healthy:\n" + Path(log.name).read_text(errors="replace"))
+            time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def schedule_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The base URL of a server that has `/schedule`."""
+    if any(url == "schedule" for _, _, url, _ in PAGES):
+        yield request.getfixturevalue("app_server").url
+        return
+    yield from _serve(tmp_path_factory.mktemp("schedule-entry"))
+
+
+@pytest.fixture
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    context = browser.new_context(viewport={"width": WIDTHS[0], "height": HEIGHT}, color_scheme="light")
+    yield context
+    context.close()
+
+
+def schedule_url(base: str, lang: str, **params: str) -> str:
+    query = {**params, **({"lang": "en"} if lang == "en" else {})}
+    return base + "/schedule" + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
+
+
+def wait_until_drawn(page: Page, lang: str) -> None:
+    expect(title(page)).to_have_text(t(lang, "page.schedule.title"), timeout=SLOW)
+    main = page.get_by_test_id("stMain")
+    chart = main.get_by_test_id("stPlotlyChart")
+    expect(chart).to_have_count(1, timeout=SLOW)
+    expect(chart.locator(".main-svg").first).to_be_visible(timeout=SLOW)
+    expect(chart.locator(".legend")).to_contain_text(t(lang, "schedule.run"), timeout=SLOW)
+    expect(main.get_by_test_id("stCode")).to_have_count(3, timeout=SLOW)
+
+
+def expect_theme(page: Page, theme: str) -> None:
+    """The app follows `prefers-color-scheme`; so does the chart's legend text (Streamlit's plotly theme)."""
+    script = """(dark) => {
+        const luminance = (css) => {
+            const [r, g, b] = css.match(/\\d+/g).map(Number);
+            return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        };
+        const app = document.querySelector("[data-testid='stApp']");
+        const legend = document.querySelector("[data-testid='stPlotlyChart'] .legendtext");
+        if (!legend) return false;
+        const background = luminance(getComputedStyle(app).backgroundColor);
+        const text = luminance(getComputedStyle(legend).fill);
+        return dark ? background < 80 && text > 128 : background > 200 && text < 128;
+    }"""
+    page.wait_for_function(script, arg=theme == "dark", timeout=SLOW)
+
+
+def set_size(page: Page, width: int, height: int = HEIGHT) -> None:
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_timeout(300)
+
+
+def grow_to_full_height(page: Page, width: int) -> None:
+    """Streamlit scrolls inside `stMain`: make the viewport as tall as the content for a full-page shot."""
+    height = page.evaluate("() => document.querySelector(\"[data-testid='stMain']\").scrollHeight")
+    set_size(page, width, max(HEIGHT, min(int(height), MAX_HEIGHT)))
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_schedule_page_screenshots(context: BrowserContext, schedule_server: str, screenshot_dir: Path,
+                                   lang: str) -> None:
+    page = context.new_page()
+    open_app(page, schedule_url(schedule_server, lang, **SCENARIO))
+    wait_until_drawn(page, lang)
+    plan = make_plan(setup_from_mapping({**COURSE, "eval_strategy": "steps", "eval_steps": 50, **SCENARIO})[0])
+    sentence = lr_curve.summary(lr_curve.curve(plan)).get(lang)
+    expect(page.get_by_test_id("stMain")).to_contain_text(sentence, timeout=SLOW)
+    expect_no_exception(page)
+    for width in WIDTHS:
+        for theme in THEMES:
+            page.emulate_media(color_scheme=theme)
+            set_size(page, width)
+            wait_for_app_run(page)
+            wait_until_drawn(page, lang)
+            expect_theme(page, theme)
+            grow_to_full_height(page, width)
+            wait_until_drawn(page, lang)
+            page.screenshot(path=screenshot_dir / f"lr-schedule-{lang}-{width}-{theme}.png", full_page=True,
+                            animations="disabled")
+            expect_no_exception(page)
+
+
+def test_hover_shows_step_epoch_samples_and_learning_rate(context: BrowserContext, schedule_server: str) -> None:
+    page = context.new_page()
+    open_app(page, schedule_url(schedule_server, "en", **SCENARIO))
+    wait_until_drawn(page, "en")
+    chart = page.get_by_test_id("stPlotlyChart")
+    step = 90  # no marker there
+    plan = make_plan(setup_from_mapping({**COURSE, "eval_strategy": "steps", "eval_steps": 50, **SCENARIO})[0])
+    rate = plan.learning_rates(step, step)[0]
+    epochs, samples = lr_curve.epochs_and_samples(plan, [step])
+    assert (epochs[0], samples[0]) == (1.8, 2880)  # 40 of the epoch's 50 updates, 1,600 + 320 × 4 samples
+    x, y = page.evaluate("""([step, rate]) => {
+        const plot = document.querySelector("[data-testid='stPlotlyChart'] .js-plotly-plot");
+        const layout = plot._fullLayout, box = plot.getBoundingClientRect();
+        return [box.left + layout._size.l + layout.xaxis.l2p(step), box.top + layout._size.t + layout.yaxis.l2p(rate)];
+    }""", [step, rate])
+    page.mouse.move(x, y)
+    hover = chart.locator(".hoverlayer")
+    expect(hover).to_contain_text(f"Step {step}", timeout=SLOW)
+    expect(hover).to_contain_text("epoch 1.800")
+    expect(hover).to_contain_text("samples seen 2,880")
+    expect(hover).to_contain_text(f"learning rate {rate:.3e}".replace("e-0", "e-"))  # d3 writes 3.333e-5
+    expect_no_exception(page)
+
+
+def test_stop_before_the_horizon_with_overlays(context: BrowserContext, schedule_server: str,
+                                               screenshot_dir: Path) -> None:
+    """4.46 edge case: 16 updates of 50 planned, plus two overlays; a screenshot for the eye."""
+    page = context.new_page()
+    open_app(page, schedule_url(schedule_server, "en", num_samples="4", per_device_train_batch_size="2",
+                                gradient_accumulation_steps="3", max_steps="50", trainer="hf-4.46", warmup_steps="5",
+                                eval_strategy="steps", eval_steps="10"))
+    wait_until_drawn(page, "en")
+    main = page.get_by_test_id("stMain")
+    for index, kind in ((0, "another scheduler"), (1, "driven by max_steps")):
+        box = main.get_by_test_id("stSelectbox").filter(has_text=f"Curve {index + 1}")
+        box.click()
+        page.get_by_role("option", name=kind, exact=True).click()
+        wait_for_app_run(page)
+    legend = page.get_by_test_id("stPlotlyChart").locator(".legend")
+    expect(legend).to_contain_text("planned, never run", timeout=SLOW)
+    expect(legend).to_contain_text("max_steps = 100", timeout=SLOW)
+    expect(main).to_contain_text("stops before the horizon")
+    grow_to_full_height(page, 1280)
+    page.screenshot(path=screenshot_dir / "lr-schedule-en-1280-light-stops-early.png", full_page=True,
+                    animations="disabled")
+    expect_no_exception(page)
