@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from test_app import run as run_page
 
 from steplab.i18n import catalogue, fmt_float
 from steplab.labs import accumulation, memory, overfitting, token_weighting
@@ -16,12 +17,8 @@ PAGE = ROOT / "pages" / "labs.py"
 
 
 def run(**params: str) -> AppTest:
-    at = AppTest.from_file(str(PAGE), default_timeout=60)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    """The labs page alone, run once with these URL parameters, without an exception."""
+    return run_page("pages/labs.py", **params)
 
 
 def metrics(at: AppTest) -> dict[str, str]:
