@@ -15,6 +15,8 @@ PAGES = (
     ("explore", "pages/schedule.py", "schedule", ":material/show_chart:"),
     ("explore", "pages/compare.py", "compare", ":material/compare_arrows:"),
     ("explore", "pages/config.py", "config", ":material/description:"),
+    ("explore", "pages/labs.py", "labs", ":material/science:"),
+    ("instructor", "pages/animation.py", "animation", ":material/animation:"),
 )
 
 

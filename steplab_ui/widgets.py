@@ -43,7 +43,26 @@ def schedule(lesson: Lesson, block: Block, lang: str, key: str) -> None:
     st.caption(sentence)
 
 
+def animation(lesson: Lesson, block: Block, lang: str, key: str) -> None:
+    """A compact stepper over the scenario's accumulation frames (the full player is on the animation page)."""
+    from steplab.timeline import build_timeline, narration
+    from steplab_ui import animation_view
+
+    timeline = build_timeline(lesson.plan(block.data["scenario"]))
+    last = len(timeline.frames) - 1
+    position = st.slider(t(lang, "lesson.frame"), 0, last, 0, key=f"{key}_frame") if last > 0 else 0
+    frame = timeline.frames[position]
+    text = narration(frame, timeline).get(lang)
+    st.plotly_chart(animation_view.frame_figure(timeline, position, lang, compact=True), key=f"{key}_figure",
+                    alt=text, config=animation_view.CHART_CONFIG)
+    st.markdown(text)
+    columns = st.columns(3)
+    for index, (name, value) in enumerate(animation_view.counters(frame, timeline, lang)):
+        columns[index % 3].metric(name, value)
+
+
 WIDGETS: dict[str, Callable[[Lesson, Block, str, str], None]] = {
+    "animation": animation,
     "calculator": calculator,
     "compare": compare,
     "schedule": schedule,
