@@ -202,9 +202,9 @@ def plateau(current_plan: Plan) -> None:
               lr=fmt_lr(current_plan.setup.learning_rate)), icon=":material/trending_down:")
     steps = events(current_plan, "eval").steps(limit=12)
     if steps:
-        shown = t(lang, "schedule.list_separator").join(fmt_int(s) for s in steps)
-        st.markdown(t(lang, "schedule.plateau_evals", count=fmt_int(events(current_plan, "eval").count()),
-                      steps=shown))
+        count = events(current_plan, "eval").count()
+        shown = t(lang, "schedule.list_separator").join(fmt_int(s) for s in steps) + ("…" if count > len(steps) else "")
+        st.markdown(t(lang, "schedule.plateau_evals", count=fmt_int(count), steps=shown))
     else:
         st.markdown(t(lang, "schedule.plateau_no_evals", runs=fmt_int(current_plan.optimizer_steps)))
 
@@ -229,13 +229,13 @@ def export(current_plan: Plan) -> None:
         st.download_button(t(lang, "schedule.yaml"), data=yaml_text, file_name="steplab-setup.yaml",
                            mime="application/x-yaml", key="sched_yaml", on_click="ignore",
                            icon=":material/description:", help=t(lang, "schedule.yaml_help"))
-    st.caption(t(lang, "schedule.snippets_hint"))
+    st.caption(t(lang, "schedule.snippets_hint" if lr_curve.drawable(current_plan) else "schedule.snippets_hint_plateau"))
     hf, torch_tab, yaml_tab = st.tabs([t(lang, "schedule.tab_hf"), t(lang, "schedule.tab_torch"),
                                        t(lang, "schedule.tab_yaml")])
     with hf:
-        st.code(lr_curve.get_scheduler_snippet(current_plan, lang), language="python")
+        st.code(lr_curve.get_scheduler_snippet(current_plan, lang), language="python", wrap_lines=True)
     with torch_tab:
-        st.code(lr_curve.torch_snippet(current_plan, lang), language="python")
+        st.code(lr_curve.torch_snippet(current_plan, lang), language="python", wrap_lines=True)
     with yaml_tab:
         st.code(yaml_text, language="yaml")
 
