@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from steplab.i18n import fmt_float, fmt_int, t
+from steplab.labs import TOLERANCE  # a constant: steplab.labs itself never imports torch
 from steplab_ui import layout, state
 from steplab_ui.layout import COLOURS
 
@@ -52,7 +53,7 @@ def run_memory():
 
 
 def sci(value: float) -> str:
-    """Small numbers in scientific notation (4.2e-17), others plainly (0.0800); 0 stays 0."""
+    """Small numbers in scientific notation (4.2e-17), others with three significant digits (0.08)."""
     if value == 0:
         return "0"
     return f"{value:.1e}" if abs(value) < 1e-3 else f"{value:.3g}"
@@ -73,12 +74,6 @@ def chart(figure: go.Figure, key: str, sentence: str, height: int = 340, legend_
                          legend=legend)
     st.plotly_chart(figure, key=key, alt=sentence, config=CHART_CONFIG, theme="streamlit")
     st.caption(sentence)
-
-
-def tolerance() -> float:
-    from steplab.labs import TOLERANCE
-
-    return TOLERANCE
 
 
 # --- lab A ---------------------------------------------------------------------------------------------
@@ -103,9 +98,9 @@ def lab_a(lang: str) -> None:
     cards[2].metric(t(lang, "labs.a.adamw_diff"), sci(correct.adamw_param_max_abs_diff), border=True,
                     help=t(lang, "labs.a.param_diff_help"))
     same = max(correct.grad_max_abs_diff, correct.sgd_param_max_abs_diff, correct.adamw_param_max_abs_diff)
-    if same <= tolerance():
+    if same <= TOLERANCE:
         st.success(t(lang, "labs.a.verdict_same", diff=sci(correct.grad_max_abs_diff),
-                     scale=fmt_float(result.grad_max_abs, 4), tolerance=sci(tolerance()),
+                     scale=fmt_float(result.grad_max_abs, 4), tolerance=sci(TOLERANCE),
                      float32=sci(result.correct_float32_grad_max_abs_diff)), icon=":material/check_circle:")
     else:
         st.warning(t(lang, "labs.a.verdict_differs", diff=sci(same)), icon=":material/warning:")
@@ -166,7 +161,9 @@ def lab_b(lang: str) -> None:
 
     st.markdown(t(lang, "labs.b.intro"))
     left, right = st.columns([3, 1], vertical_alignment="bottom")
-    text = left.text_input(t(lang, "labs.b.lengths"), value=EXAMPLES["unequal"], key="labs_b_lengths",
+    if "labs_b_lengths" not in st.session_state:  # a default, without `value=`: the example buttons set it too
+        st.session_state["labs_b_lengths"] = EXAMPLES["unequal"]
+    text = left.text_input(t(lang, "labs.b.lengths"), key="labs_b_lengths",
                            max_chars=400, help=t(lang, "labs.b.lengths_help"))
     batch = right.selectbox(t(lang, "labs.b.batch"), [1, 2, 4], key="labs_b_batch", help=t(lang, "labs.b.batch_help"))
     buttons = st.columns(2)
@@ -190,14 +187,14 @@ def lab_b(lang: str) -> None:
                     help=t(lang, "labs.b.relative_help"))
     cards[2].metric(t(lang, "labs.b.fixed_diff"), sci(result.group_tokens_max_abs_diff), border=True,
                     help=t(lang, "labs.b.fixed_diff_help"))
-    if result.per_micro_batch_max_abs_diff > tolerance():
+    if result.per_micro_batch_max_abs_diff > TOLERANCE:
         st.warning(t(lang, "labs.b.verdict_differs", diff=sci(result.per_micro_batch_max_abs_diff),
                      scale=fmt_float(result.grad_max_abs, 4), fixed=sci(result.group_tokens_max_abs_diff),
                      old_loss=fmt_float(result.loss_per_micro_batch, 4), loss=fmt_float(result.loss_full, 4)),
                    icon=":material/warning:")
     else:
         st.success(t(lang, "labs.b.verdict_same", diff=sci(result.per_micro_batch_max_abs_diff),
-                     tolerance=sci(tolerance())), icon=":material/check_circle:")
+                     tolerance=sci(TOLERANCE)), icon=":material/check_circle:")
 
     labels = [f"{j + 1} ({fmt_int(n)})" for j, n in enumerate(counts)]
     old = [result.token_weight(j, fixed=False) * result.total_tokens for j in range(len(counts))]
