@@ -386,6 +386,7 @@ def lab_d(lang: str) -> None:
                                     limit=lab.V100_GIB))
 
     st.subheader(t(lang, "labs.d.cpu"))
+    st.markdown(t(lang, "labs.d.cpu_method"))
     with st.spinner(t(lang, "labs.running")):
         measurement = run_memory()
     intercept, slope = measurement.batch_line()
