@@ -151,7 +151,8 @@ def overlay_controls(base: Plan) -> list[schedule_chart.Overlay]:
             name = lr_curve.variant_label(kind, value, other_plan).get(lang)
             if other_plan.optimizer_steps < other_plan.max_steps:
                 name += t(lang, "schedule.overlay_stops", runs=fmt_int(other_plan.optimizer_steps))
-            overlays.append(schedule_chart.Overlay(name, lr_curve.curve(other_plan, schedule_chart.OVERLAY_CAP)))
+            overlays.append(schedule_chart.Overlay(name, lr_curve.curve(other_plan, schedule_chart.OVERLAY_CAP,
+                                                                         schedule_chart.OVERLAY_EXACT_LIMIT)))
     for problem in problems:
         st.warning(problem, icon=":material/block:")
     return overlays

@@ -248,7 +248,7 @@ class Curve:
     peak_step: int  # the first update at the peak
     first: float | None  # the learning rate of update 1 (None when no update runs)
     last: float | None  # the learning rate of the last update that runs
-    every_update: bool = True  # False: beyond EXACT_LIMIT updates, buckets were read on an even grid of updates
+    every_update: bool = True  # False: past the exact limit, buckets were read on an even grid of updates
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -280,18 +280,21 @@ def _wsd_turns(plan: Plan) -> list[int]:
             for k in (math.ceil(turn), math.ceil(turn) + 1)]
 
 
-def curve(plan: Plan, cap: int = CAP) -> Curve:
-    """The plan's learning-rate curve, at most `cap` points per trace (cached per plan)."""
+def curve(plan: Plan, cap: int = CAP, exact_limit: int | None = None) -> Curve:
+    """The plan's learning-rate curve, at most `cap` points per trace (cached per plan).
+
+    Up to `exact_limit` updates (default `EXACT_LIMIT`) every one is evaluated; beyond, an even grid of that many.
+    """
     if not drawable(plan):
         raise ValueError(f"{plan.setup.lr_scheduler_type} is metric-driven: it has no curve in advance")
-    return _curve(plan, cap)
+    return _curve(plan, cap, EXACT_LIMIT if exact_limit is None else exact_limit)
 
 
-def _grid(plan: Plan, total: int, keep: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """(update steps, their learning rates): every update up to `EXACT_LIMIT`, else an even grid plus `keep`."""
-    if total <= EXACT_LIMIT:
+def _grid(plan: Plan, total: int, keep: list[int], limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """(update steps, their learning rates): every update up to `limit`, else an even grid of `limit` plus `keep`."""
+    if total <= limit:
         return np.arange(1, total + 1, dtype=np.int64), plan.learning_rates(1, total)
-    even = np.linspace(1, total, EXACT_LIMIT).round().astype(np.int64)  # strictly increasing: total > the limit
+    even = np.linspace(1, total, limit).round().astype(np.int64)  # strictly increasing: total > the limit
     extra = np.unique(np.asarray([k for k in keep if 1 <= k <= total], dtype=np.int64))
     where = np.searchsorted(even, extra)
     fresh = even[np.minimum(where, len(even) - 1)] != extra
@@ -309,12 +312,12 @@ def _positions(steps: np.ndarray, wanted: list[int]) -> list[int]:
 
 
 @lru_cache(maxsize=32)
-def _curve(plan: Plan, cap: int) -> Curve:
+def _curve(plan: Plan, cap: int, limit: int) -> Curve:
     run_count, horizon = plan.optimizer_steps, plan.max_steps
     total = max(run_count, horizon)
     warmup = schedule_warmup(plan)
     keep = _keep_steps(plan, warmup)
-    steps, rates = _grid(plan, total, keep)
+    steps, rates = _grid(plan, total, keep, limit)
     cut = int(np.searchsorted(steps, run_count, side="right"))  # points of updates that run
     index = downsample(rates[:cut], cap, _positions(steps[:cut], keep))
     epochs, samples = epochs_and_samples(plan, steps[index])
@@ -334,7 +337,7 @@ def _curve(plan: Plan, cap: int) -> Curve:
         peak_step=int(steps[peak_index]) if len(scope) else 1,
         first=float(rates[0]) if run_count else None,
         last=float(rates[cut - 1]) if run_count else None,
-        every_update=total <= EXACT_LIMIT,
+        every_update=total <= limit,
     )
 
 

@@ -19,6 +19,7 @@ from steplab_ui.layout import COLOURS
 
 OVERLAY_DASHES = ("dot", "dashdot", "longdash")
 OVERLAY_CAP = 800  # points per overlay curve (the main curve gets lr_curve.CAP): keeps 3 overlays under 200 KB
+OVERLAY_EXACT_LIMIT = 200_000  # an overlay evaluates at most this many updates (an even grid beyond)
 MARKER_CAP = 400  # evaluation / checkpoint markers drawn at most (every n-th one beyond that)
 PLANNED_COLOUR = COLOURS["sample"]
 

@@ -208,13 +208,11 @@ def test_warmup_the_schedule_applies():
     assert lr_curve.curve(plan_of(warmup_steps=15, lr_scheduler_type="constant")).first == 5e-5
 
 
-def test_beyond_the_exact_limit_an_even_grid_is_read(monkeypatch):
-    monkeypatch.setattr(lr_curve, "EXACT_LIMIT", 1000)
-    lr_curve._curve.cache_clear()
+def test_beyond_the_exact_limit_an_even_grid_is_read():
     plan = plan_of(num_samples=10**6, per_device_train_batch_size=1, gradient_accumulation_steps=1, max_steps=20_000,
                    warmup_steps=777, lr_scheduler_type="cosine")
-    curve = lr_curve.curve(plan, cap=200)
-    lr_curve._curve.cache_clear()
+    assert lr_curve.curve(plan, cap=200).every_update
+    curve = lr_curve.curve(plan, cap=200, exact_limit=1000)
     assert not curve.every_update and len(curve.run) <= 200
     assert {777, 778, 20_000} <= set(curve.run.steps.tolist())
     assert curve.run.rates.tolist() == plan.learning_rates()[curve.run.steps - 1].tolist()
