@@ -39,6 +39,8 @@ def _apply(current: TrainingSetup, **changes) -> None:
 
 def type_changed(current: TrainingSetup) -> None:
     name = st.session_state["sched_type"]
+    if name is None:  # cleared: the next run shows the setup's scheduler again
+        return
     warmup, total = lr_curve.horizon(current) or (0, 0)
     kwargs, removed, added = lr_curve.adapt_kwargs(name, current.scheduler_kwargs, current.trainer, warmup, total)
     _apply(current, lr_scheduler_type=name, lr_scheduler_kwargs=kwargs)
@@ -75,8 +77,8 @@ def scheduler_controls(current: TrainingSetup) -> None:
     with st.container(border=True):
         columns = st.columns(4)
         with columns[0]:
-            st.selectbox(t(lang, "schedule.field.type"), list(SCHEDULER_TYPES), index=None, key="sched_type",
-                         on_change=type_changed, args=(current,), help=t(lang, "help.lr_scheduler_type"))
+            st.selectbox(t(lang, "schedule.field.type"), list(SCHEDULER_TYPES), index=None, required=True,
+                         key="sched_type", on_change=type_changed, args=(current,), help=t(lang, "help.lr_scheduler_type"))
         for index, (key, default) in enumerate(accepted.items(), start=1):
             with columns[index % 4]:
                 label, help_text = f"`{key}`", t(lang, f"schedule.kw.{key}")

@@ -182,6 +182,8 @@ def test_kwargs_controls_round_trip_through_the_shared_setup():
     at.selectbox(key="sched_type").set_value("cosine_with_min_lr").run()
     at.number_input(key="sched_kw_min_lr").set_value(1e-6).run()
     assert json.loads(at.session_state["lr_scheduler_kwargs"]) == {"min_lr": 1e-6}  # min_lr_rate cleared
+    at.selectbox(key="sched_type").set_value(None).run()  # a cleared choice changes nothing
+    assert not at.exception and at.selectbox(key="sched_type").value == "cosine_with_min_lr"
 
 
 def test_overlays_draw_other_curves_and_say_when_one_is_refused():
