@@ -1,0 +1,70 @@
+"""Browser helpers modelled on Streamlit's own e2e suite (e2e_playwright/shared/app_utils.py)."""
+
+from __future__ import annotations
+
+import math
+
+from playwright.sync_api import Locator, Page, expect
+
+from steplab.plan import make_plan
+from steplab.setup import setup_from_mapping
+
+TIMEOUT_MS = 60_000
+NO_MENU = (
+    "app bug: the sidebar has no page menu. .streamlit/config.toml sets client.showSidebarNavigation = false, "
+    "which hides st.navigation's menu too, not only the legacy pages/ one. With it on, a cold deep link shows "
+    "Streamlit's legacy pages/ menu instead (file names 'app, calculator, compare, config, home, …', 'app' -> '/', "
+    "'home' -> /home) until somebody opens '/' on that server"
+)
+COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
+          "world_size": 1, "num_train_epochs": 3}
+
+
+def wait_for_app_run(page: Page, timeout: int = TIMEOUT_MS) -> None:
+    """Idle the way Streamlit's suite waits: connected, script not running, then a short settle."""
+    page.wait_for_timeout(155)
+    page.wait_for_selector("[data-testid='stApp'][data-test-connection-state='CONNECTED']", timeout=timeout)
+    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout)
+    page.wait_for_timeout(100)
+
+
+def open_app(page: Page, url: str) -> None:
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector("[data-testid='stAppViewContainer']", timeout=TIMEOUT_MS)
+    wait_for_app_run(page)
+
+
+def sidebar(page: Page) -> Locator:
+    return page.get_by_test_id("stSidebar")
+
+
+def title(page: Page) -> Locator:
+    return page.get_by_test_id("stMain").locator("h1").first
+
+
+def metric_value(page: Page, label: str) -> Locator:
+    """The value of the metric card whose label is `label` (lazy-loaded: use `expect`, not a snapshot read)."""
+    card = page.get_by_test_id("stMetric").filter(has=page.get_by_test_id("stMetricLabel").filter(has_text=label))
+    return card.get_by_test_id("stMetricValue")
+
+
+def exact_input(page: Page, label: str) -> Locator:
+    """A sidebar number input by its accessible name (the help button's "Help for …" name is a button)."""
+    return sidebar(page).get_by_role("spinbutton", name=label, exact=True)
+
+
+def expected_total_steps(**values: float) -> int:
+    """What the engine says the Trainer's max_steps is for the course setup changed by `values`."""
+    setup, _ = setup_from_mapping({**COURSE, **values})
+    return make_plan(setup).max_steps
+
+
+def hand_total_steps(samples: int, batch: int, accumulation: int, epochs: float) -> int:
+    """The chapter's hand arithmetic (newer Trainer: ceil at every step), as a cross-check of the engine."""
+    micro = math.ceil(samples / batch)
+    return math.ceil(epochs * math.ceil(micro / accumulation))
+
+
+def expect_no_exception(page: Page) -> None:
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    assert "Traceback" not in page.locator("body").inner_text()
