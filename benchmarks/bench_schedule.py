@@ -73,8 +73,17 @@ def report(name: str, times: tuple[list[float], list[float]]) -> str:
             f"CPU median {statistics.median(cpu) * 1000:.0f} ms)")
 
 
+def reference(runs: int) -> None:
+    """The calculator page under the same conditions, for scale (the shared sidebar costs both pages the same)."""
+    at = AppTest.from_file(str(ROOT / "pages" / "calculator.py"), default_timeout=120)
+    at.run()
+    print("reference: calculator page, course default")
+    print("  " + report("slider back and forth", timed(at, accumulation, runs)))
+
+
 def main(runs: int = 15) -> None:
     sys.path.insert(0, str(ROOT))
+    reference(runs)
     for name, params in SCENARIOS.items():
         for overlays in (False, True):
             at = AppTest.from_file(str(ROOT / "pages" / "schedule.py"), default_timeout=120)
