@@ -75,10 +75,10 @@ def scheduler_controls(current: TrainingSetup) -> None:
     for key in accepted:
         st.session_state[f"sched_kw_{key}"] = _shown(key, kwargs.get(key))
     with st.container(border=True):
-        columns = st.columns(4)
+        columns = st.columns([1.4, 1, 1, 1])
         with columns[0]:
-            st.selectbox(t(lang, "schedule.field.type"), list(SCHEDULER_TYPES), index=None, required=True,
-                         key="sched_type", on_change=type_changed, args=(current,), help=t(lang, "help.lr_scheduler_type"))
+            st.selectbox(t(lang, "schedule.field.type"), list(SCHEDULER_TYPES), index=None, key="sched_type",
+                         on_change=type_changed, args=(current,), help=t(lang, "help.lr_scheduler_type"))
         for index, (key, default) in enumerate(accepted.items(), start=1):
             with columns[index % 4]:
                 label, help_text = f"`{key}`", t(lang, f"schedule.kw.{key}")
