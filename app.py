@@ -6,7 +6,7 @@ from steplab.i18n import normalise_language
 from steplab_ui import navigation, state
 
 st.set_page_config(page_title="StepLab", page_icon=":material/stairs:", layout="wide")
-page = st.navigation(navigation.navigation(normalise_language(st.session_state.get("lang") or st.query_params.get("lang"))))
+page = navigation.register(normalise_language(st.session_state.get("lang") or st.query_params.get("lang")))
 st.session_state[state.SHELL_SETUP] = state.start()
 try:
     page.run()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from steplab.i18n import t
@@ -20,9 +22,35 @@ PAGES = (
 )
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
 def navigation(lang: str) -> dict[str, list[st.Page]]:
+    """The pages for `st.navigation`, by section (absolute paths: a page run alone can register them too)."""
     sections: dict[str, list[st.Page]] = {}
     for index, (section, path, url, icon) in enumerate(PAGES):
-        page = st.Page(path, title=t(lang, f"page.{url}.title"), url_path=url, icon=icon, default=index == 0)
+        page = st.Page(ROOT / path, title=t(lang, f"page.{url}.title"), url_path=url, icon=icon, default=index == 0)
         sections.setdefault(t(lang, f"nav.{section}"), []).append(page)
     return sections
+
+
+def register(lang: str) -> st.Page:
+    """`st.navigation` with the menu hidden (StepLab draws its own, see `menu`), returning the current page.
+
+    A page that runs alone — a cold deep link while the server is still in the legacy `pages/` mode —
+    calls this too, so the very first run switches the server to `st.navigation` for good.
+    """
+    return st.navigation(navigation(lang), position="hidden")
+
+
+def menu(lang: str) -> None:
+    """The page menu at the top of the sidebar, by section, drawn with `st.page_link` (keyboard reachable).
+
+    `client.showSidebarNavigation = false` hides the legacy menu of the pages/ folder, and with it
+    st.navigation's own menu, so StepLab draws this one in both cases.
+    """
+    with st.sidebar:
+        for section, pages in navigation(lang).items():
+            st.caption(section)
+            for page in pages:
+                st.page_link(page, label=page.title, icon=page.icon)

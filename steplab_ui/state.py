@@ -255,10 +255,18 @@ def build_setup(values: dict[str, Any]) -> tuple[TrainingSetup | None, SetupErro
         return None, error
 
 
-def start() -> tuple[TrainingSetup | None, SetupError | None]:
-    """Language, URL check, sidebar, setup: what every run needs before a page draws."""
+def start(standalone: bool = False) -> tuple[TrainingSetup | None, SetupError | None]:
+    """Language, URL check, menu, sidebar, setup: what every run needs before a page draws.
+
+    `standalone`: the page runs without `app.py` (a cold deep link, a test), so it registers the pages itself.
+    """
+    from steplab_ui import navigation
+
     ensure_session()
+    if standalone:
+        navigation.register(normalise_language(st.session_state.get("lang") or st.query_params.get("lang")))
     lang = language_control()
+    navigation.menu(lang)
     render_sidebar(lang)
     return build_setup(values_from_widgets())
 
@@ -266,7 +274,7 @@ def start() -> tuple[TrainingSetup | None, SetupError | None]:
 def shared_setup() -> tuple[TrainingSetup | None, SetupError | None]:
     """The setup every page shows; when the page runs alone (a cold deep link, a test) it renders the shell itself."""
     stored = st.session_state.get(SHELL_SETUP)
-    return stored if stored is not None else start()
+    return stored if stored is not None else start(standalone=True)
 
 
 def language_control() -> str:

@@ -10,12 +10,6 @@ from steplab.plan import make_plan
 from steplab.setup import setup_from_mapping
 
 TIMEOUT_MS = 60_000
-NO_MENU = (
-    "app bug: the sidebar has no page menu. .streamlit/config.toml sets client.showSidebarNavigation = false, "
-    "which hides st.navigation's menu too, not only the legacy pages/ one. With it on, a cold deep link shows "
-    "Streamlit's legacy pages/ menu instead (file names 'app, calculator, compare, config, home, …', 'app' -> '/', "
-    "'home' -> /home) until somebody opens '/' on that server"
-)
 COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
           "world_size": 1, "num_train_epochs": 3}
 

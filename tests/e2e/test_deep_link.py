@@ -12,7 +12,6 @@ from steplab.i18n import t
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer, start_server
 from .streamlit_page import (
-    NO_MENU,
     exact_input,
     expect_no_exception,
     expected_total_steps,
@@ -53,14 +52,13 @@ def test_cold_deep_link_shows_calculator_with_url_setup(browser: Browser, cold_s
         context.close()
 
 
-@pytest.mark.xfail(strict=True, reason=NO_MENU)
 def test_cold_deep_link_sidebar_shows_app_navigation(browser: Browser, cold_server: StreamlitServer) -> None:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     try:
         open_app(page, cold_server.url + DEEP_LINK)
         expect(title(page)).to_have_text("Step calculator", timeout=60_000)
-        nav = sidebar(page).get_by_test_id("stSidebarNav")
+        nav = sidebar(page)
         expect(nav).to_be_visible(timeout=5_000)
         for key in ("nav.learn", "nav.explore", "page.home.title", "page.calculator.title", "page.compare.title",
                     "page.config.title"):

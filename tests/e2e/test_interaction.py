@@ -12,7 +12,6 @@ from steplab.i18n import t
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import (
-    NO_MENU,
     exact_input,
     expect_no_exception,
     expected_total_steps,
@@ -121,14 +120,13 @@ def test_changed_value_survives_in_shared_url(calculator: Page, browser: Browser
         other.close()
 
 
-@pytest.mark.xfail(strict=True, reason=NO_MENU)
 def test_sidebar_menu_leads_from_calculator_to_compare(context: BrowserContext, app_server: StreamlitServer) -> None:
     page = context.new_page()
-    open_app(page, app_server.url + "/")  # '/' first, so the server is past its cold legacy-menu state
+    open_app(page, app_server.url + "/")
     expect(title(page)).to_have_text(t("zh", "page.home.title"), timeout=SLOW)
     open_app(page, app_server.url + "/calculator")
     expect(title(page)).to_have_text(t("zh", "page.calculator.title"), timeout=SLOW)
-    nav = sidebar(page).get_by_test_id("stSidebarNav")
+    nav = sidebar(page)
     expect(nav).to_be_visible(timeout=5_000)
     nav.get_by_role("link", name=t("zh", "page.compare.title")).click()
     wait_for_app_run(page)
