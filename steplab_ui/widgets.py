@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from steplab.i18n import t
+from steplab.i18n import fmt_int, t
 from steplab.lessons import Block, Lesson
 from steplab_ui import calculator_view, compare_view, state
 
@@ -61,7 +61,47 @@ def animation(lesson: Lesson, block: Block, lang: str, key: str) -> None:
         columns[index % 3].metric(name, value)
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _accumulation(batch_size: int, accumulation: int):
+    from steplab.labs import accumulation as lab
+
+    return lab.run(batch_size, accumulation)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _overfitting():
+    from steplab.labs import overfitting as lab
+
+    return lab.run()
+
+
+def lab(lesson: Lesson, block: Block, lang: str, key: str) -> None:
+    """A lab's headline result, computed for real with torch on this machine; the full lab is one click away."""
+    name = block.data["lab"]
+    setup = lesson.scenarios[block.data["scenario"]]
+    if name == "accumulation":
+        batch = min(setup.per_device_train_batch_size, 32)
+        accumulation = min(setup.gradient_accumulation_steps, 32)
+        result = _accumulation(batch, accumulation)
+        correct, forgot = result.variant("correct"), result.variant("no_divide")
+        st.markdown(t(lang, "lesson.lab_accumulation", batch=batch, accumulation=accumulation,
+                      total=fmt_int(batch * accumulation), diff=f"{correct.grad_max_abs_diff:.1e}",
+                      ratio=f"{forgot.grad_norm_ratio:.2f}"))
+    elif name == "overfitting":
+        result = _overfitting()
+        best = result.best_step
+        st.line_chart({t(lang, "lesson.lab_train"): list(result.train_loss), t(lang, "lesson.lab_val"): list(result.val_loss)},
+                      height=220, x_label=t(lang, "lesson.lab_step"), y_label=t(lang, "lesson.lab_loss"))
+        st.markdown(t(lang, "lesson.lab_overfitting", best=fmt_int(best), epoch=result.epoch_number(best),
+                      epochs=result.epochs))
+    else:
+        st.markdown(t(lang, f"lesson.lab_{name}"))
+    target = {"accumulation": "a", "token_weighting": "b", "overfitting": "c", "memory": "d"}[name]
+    st.markdown(f"[{t(lang, 'lesson.lab_open')}](/labs?lab={target}&lang={lang})")
+
+
 WIDGETS: dict[str, Callable[[Lesson, Block, str, str], None]] = {
+    "lab": lab,
     "animation": animation,
     "calculator": calculator,
     "compare": compare,
