@@ -53,7 +53,9 @@ def _micro_batches(plan: Plan) -> Line:
         formula += f" → limit_train_batches → {_n(epoch.micro_batches)}"
     note = None
     if s.world_size == 1 and not s.dataloader_drop_last and epoch.last_batch != s.per_device_train_batch_size and epoch.micro_batches:
-        note = Text(f"最后一批只有 {_n(epoch.last_batch)} 个样本。", f"The last micro-batch holds only {_n(epoch.last_batch)} samples.")
+        samples = "sample" if epoch.last_batch == 1 else "samples"
+        note = Text(f"最后一批只有 {_n(epoch.last_batch)} 个样本。",
+                    f"The last micro-batch holds only {_n(epoch.last_batch)} {samples}.")
     return Line("micro_batches_per_epoch", Text("每轮小批次数(每张卡)", "Micro-batches per epoch (per device)"), formula, note)
 
 

@@ -32,9 +32,10 @@ def cards(plan: Plan, lang: str, columns: int = 3) -> None:
 
 def arithmetic(plan: Plan, lang: str) -> None:
     """The worked arithmetic, one line per step of the reasoning."""
+    colon, dash = ("：", "——") if lang == "zh" else (": ", " — ")
     for line in explain(plan):
-        note = f" — {line.note.get(lang)}" if line.note else ""
-        st.markdown(f"**{line.label.get(lang)}**: `{line.formula}`{note}")
+        note = f"{dash}{line.note.get(lang)}" if line.note else ""
+        st.markdown(f"**{line.label.get(lang)}**{colon}`{line.formula}`{note}")
 
 
 def warnings(plan: Plan, lang: str) -> None:

@@ -35,9 +35,9 @@ def timeline(plan: Plan, lang: str) -> go.Figure:
             hovertemplate=t(lang, f"timeline.{kind}_hover") + "<extra></extra>",
         ))
     figure.add_trace(go.Scatter(
-        x=[plan.optimizer_steps], y=[0.5], mode="markers+text", name=t(lang, "timeline.stop"),
+        x=[plan.optimizer_steps], y=[0.1], mode="markers+text", name=t(lang, "timeline.stop"),
         marker={"symbol": "x", "size": 14, "color": COLOURS["update"]},
-        text=[t(lang, "timeline.stop_label", step=fmt_int(plan.optimizer_steps))], textposition="bottom center",
+        text=[t(lang, "timeline.stop_label", step=fmt_int(plan.optimizer_steps))], textposition="bottom left",
         hovertemplate=t(lang, "timeline.stop_hover") + "<extra></extra>",
     ))
     figure.update_layout(
