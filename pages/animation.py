@@ -37,10 +37,12 @@ header[data-testid="stHeader"], [data-testid="stToolbar"] {display: none !import
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] p {font-size: 1.45rem !important; line-height: 1.4 !important;
   font-weight: 500 !important;}
 [data-testid="stMetricLabel"] p {font-size: 1.15rem !important; font-weight: 700 !important; opacity: 1 !important;}
-[data-testid="stMetricValue"] {font-size: 2.4rem !important; font-weight: 800 !important;}
+[data-testid="stMain"] [data-testid="stMetricValue"], [data-testid="stMain"] [data-testid="stMetricValue"] *
+  {font-size: 2.4rem !important; font-weight: 800 !important; line-height: 1.2 !important;}
 [data-testid="stMain"] button p {font-size: 1.25rem !important; font-weight: 700 !important;}
 [data-testid="stMain"] button {min-height: 3rem !important; border-width: 2px !important;}
-[data-testid="stMetric"] {border-width: 2px !important;}
+[data-testid="stMetric"] {border-width: 2px !important; padding: 0.4rem 0.9rem !important;}
+[data-testid="stMain"] [data-testid="stVerticalBlock"] {gap: 0.55rem !important;}
 </style>"""
 
 
@@ -134,6 +136,7 @@ def player(timeline: Timeline, lang: str, presenter: bool) -> None:
     if count > 1:  # the scrubber's value is the frame shown (on a first run it comes from the URL)
         current = st.slider(t(lang, "anim.frame"), min_value=1, max_value=count, key=FRAME, bind="query-params",
                             on_change=scrubbed, help=t(lang, "anim.frame_help"),
+                            label_visibility="collapsed" if presenter else "visible",
                             **({} if FRAME in st.session_state else {"value": 1}))
     with buttons:
         controls(timeline, lang, current)
@@ -141,7 +144,10 @@ def player(timeline: Timeline, lang: str, presenter: bool) -> None:
     st.caption(t(lang, "anim.position", position=current, count=count, index=fmt_int(frame.index + 1),
                  total=fmt_int(timeline.total_frames)))
     story = narration(frame, timeline).get(lang)
-    figure = animation_view.frame_figure(timeline, current - 1, lang, presenter=presenter)
+    ink = None
+    if presenter:  # high contrast: the theme's full text colour instead of its softer chart grey
+        ink = "#ffffff" if st.context.theme.type == "dark" else "#000000"
+    figure = animation_view.frame_figure(timeline, current - 1, lang, presenter=presenter, ink=ink)
     st.plotly_chart(figure, key="anim_figure", config=animation_view.CHART_CONFIG, alt=story, theme="streamlit")
     with st.container(border=True, key="anim_narration"):
         gap = timeline.gaps[current - 1]
@@ -151,9 +157,11 @@ def player(timeline: Timeline, lang: str, presenter: bool) -> None:
         if current == count and not st.session_state.get(PLAYING):
             st.caption(t(lang, "anim.end"))
     names = ("micro_batch", "bucket", "updates", "samples", "epoch", "lr")
-    columns = st.columns(6 if presenter else 3)
-    for index, (name, (label, value)) in enumerate(zip(names, animation_view.counters(frame, timeline, lang), strict=True)):
-        columns[index % len(columns)].metric(label, value, help=t(lang, f"anim.metric.{name}_help"), border=True)
+    per_row = 6 if presenter else 3
+    values = list(zip(names, animation_view.counters(frame, timeline, lang), strict=True))
+    for row in range(0, len(values), per_row):  # row by row, so a narrow screen stacks them in reading order
+        for column, (name, (label, value)) in zip(st.columns(per_row), values[row:row + per_row], strict=True):
+            column.metric(label, value, help=t(lang, f"anim.metric.{name}_help"), border=True)
     if st.session_state.get(TICKING) != interval():
         st.rerun()  # the last frame was reached while playing: stop the ticks
 
@@ -212,7 +220,10 @@ with switch:
 if presenter:
     st.html(PRESENTER_CSS)
 with title:
-    layout.header(lang, "animation")
+    if presenter:  # the projector gets the title only: every pixel below goes to the animation
+        st.title(t(lang, "page.animation.title"))
+    else:
+        layout.header(lang, "animation")
 state.show_url_notices(lang)
 plan = layout.plan_or_message(setup, error, lang)
 
@@ -221,7 +232,8 @@ if plan is not None:
     if not timeline.frames:
         st.info(t(lang, "anim.no_frames"), icon=":material/info:")
     else:
-        st.markdown(totals(timeline).get(lang))
+        if not presenter:
+            st.markdown(totals(timeline).get(lang))
         st.session_state[HOLD] = True  # a full run is never a tick
         st.session_state[TICKING] = interval()
         st.fragment(player, run_every=interval())(timeline, lang, presenter)

@@ -21,7 +21,8 @@ LANES = (2.0, 44.0, 10.0, 50.0)  # x0, x1, y0, y1 of the lane area
 BUCKET = (53.0, 69.0, 10.0, 48.0)
 OPTIMIZER = (74.0, 98.0, 24.0, 42.0)
 FAINT = "rgba(128,128,128,0.45)"
-WAITING = "#8a8a8a"  # mid grey, readable on the light and the dark theme
+WAITING = "#8a8a8a"
+PRESENTER_HEIGHT = 470  # mid grey, readable on the light and the dark theme
 
 
 def _rect(x0: float, y0: float, x1: float, y1: float, **style: object) -> dict:
@@ -32,6 +33,13 @@ def _rect(x0: float, y0: float, x1: float, y1: float, **style: object) -> dict:
 def _note(x: float, y: float, text: str, size: int, **style: object) -> dict:
     return {"x": x, "y": y, "xref": "x", "yref": "y", "text": text, "showarrow": False, "font": {"size": size},
             **style}
+
+
+def _ink(notes: list[dict], colour: str) -> None:
+    """Give every note without a colour of its own the given text colour (presenter mode's high contrast)."""
+    for note in notes:
+        font = note.setdefault("font", {})
+        font.setdefault("color", colour)
 
 
 def lane_rows(world_size: int) -> tuple[int, int]:
@@ -73,7 +81,7 @@ def _lanes(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tuple[d
         shapes.append(_rect(start - 0.6, centre - height * 0.38, right + 0.6, centre + height * 0.38,
                             line={"color": COLOURS["micro_batch"], "width": 2 * scale},
                             fillcolor="rgba(0,114,178,0.10)"))
-    size = max(5.0, min(14.0, spacing * 5.0, height * 1.6)) * (0.6 if scale < 1 else scale)
+    size = max(5.0, min(11.0, spacing * 3.6, height * 1.6)) * (0.7 if scale < 1 else scale)
     trace = {
         "type": "scatter", "mode": "markers", "x": xs, "y": ys, "hoverinfo": "skip", "showlegend": False,
         "marker": {"symbol": symbols, "size": size, "color": COLOURS["sample"],
@@ -100,8 +108,8 @@ def _bucket(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tuple[
     shapes = [_rect(x0, y0, x1, y1, line={"color": COLOURS["update"] if flash else COLOURS["accumulation"],
                                           "width": (5 if flash else 3) * scale})]
     notes = [
-        _note((x0 + x1) / 2, y1 + 6.5, t(lang, "anim.bucket"), round(14 * scale)),
-        _note((x0 + x1) / 2, y1 + 2.6, f"<b>{frame.fill} / {ga}</b>", round(22 * scale)),
+        _note((x0 + x1) / 2, y1 + 8.5, t(lang, "anim.bucket"), round(13 * scale)),
+        _note((x0 + x1) / 2, y1 + 3.4, f"<b>{frame.fill} / {ga}</b>", round(22 * scale)),
     ]
     inner = (x0 + 0.8, x1 - 0.8)
     slot = (y1 - y0 - 1.0) / depth
@@ -153,11 +161,11 @@ def _optimizer(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tup
         text_style = {"color": WAITING}  # explicit: a frame animation keeps the previous frame's white otherwise
         opacity = 1.0
     notes = [
-        _note(centre, (y0 + y1) / 2 + 2.5, label, round(15 * scale), opacity=opacity,
-              font={"size": round(15 * scale), **text_style}),
+        _note(centre, (y0 + y1) / 2 + 2.5, label, round(14 * scale), opacity=opacity,
+              font={"size": round(14 * scale), **text_style}),
         _note(centre, (y0 + y1) / 2 - 4, f"lr = {lr}", round(12 * scale), opacity=opacity,
               font={"size": round(12 * scale), **text_style}),
-        _note(centre, y1 + 6.5, t(lang, "anim.optimizer"), round(14 * scale)),
+        _note(centre, y1 + 6.5, t(lang, "anim.optimizer"), round(13 * scale)),
         _note(centre, y0 - 5, t(lang, "anim.updates_done", k=fmt_int(frame.updates),
                                 total=fmt_int(timeline.total_steps)), round(17 * scale)),
         _note(centre, y0 - 10.5, t(lang, "anim.samples_seen", n=fmt_int(frame.samples_seen)), round(13 * scale)),
@@ -196,21 +204,24 @@ def _epoch_bar(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tup
 
 
 def frame_spec(timeline: Timeline, position: int, lang: str, *, presenter: bool = False,
-               height: int | None = None, compact: bool = False) -> dict:
+               height: int | None = None, compact: bool = False, ink: str | None = None) -> dict:
     """The figure for window position `position` as a plain plotly dict (fixed ranges: frames line up).
 
-    `presenter` enlarges type and lines for a projector; `compact` shrinks them for a half-width column.
+    `presenter` enlarges type and lines for a projector; `compact` shrinks them for a half-width column;
+    `ink` is an explicit text colour (else the theme's).
     """
     frame = timeline.frames[position]
     scale = 1.6 if presenter else 0.8 if compact else 1.0
     trace, shapes, notes = _lanes(frame, timeline, lang, scale)
-    notes.append(_note(LANES[0], BUCKET[3] + 6.5, t(lang, "anim.lanes"), round(14 * scale), xanchor="left"))
+    notes.append(_note(LANES[0], BUCKET[3] + 8.5, t(lang, "anim.lanes"), round(13 * scale), xanchor="left"))
     for part in (_bucket, _optimizer, _epoch_bar):
         more_shapes, more_notes = part(frame, timeline, lang, scale)
         shapes += more_shapes
         notes += more_notes
+    if ink:
+        _ink(notes, ink)
     layout = {
-        "height": height or (600 if presenter else 360), "margin": {"l": 4, "r": 4, "t": 4, "b": 4},
+        "height": height or (PRESENTER_HEIGHT if presenter else 360), "margin": {"l": 4, "r": 4, "t": 4, "b": 4},
         "xaxis": {"range": list(X_RANGE), "visible": False, "fixedrange": True},
         "yaxis": {"range": list(Y_RANGE), "visible": False, "fixedrange": True},
         "shapes": shapes, "annotations": notes, "showlegend": False, "dragmode": False,
