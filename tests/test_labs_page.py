@@ -93,7 +93,8 @@ def test_lab_c_checkpoints_of_the_shared_setup_and_per_epoch(english):
     result = overfitting.run(12, 0)
     assert metrics(at)["Lowest validation loss"] == fmt_float(result.val_loss[result.best_step - 1], 3)
     # the course setup saves once, at its last step (150 = epoch 3) → lab step 36
-    assert at.selectbox(key="labs_c_checkpoint").options == ["step 36 · epoch 3 · validation 0.891 · your step 150"]
+    assert at.selectbox(key="labs_c_checkpoint").options == [
+        f"step 36 · epoch 3 · validation {fmt_float(result.val_loss[35], 3)} · your step 150"]
     at.radio(key="labs_c_source").set_value("epoch").run()
     assert len(at.selectbox(key="labs_c_checkpoint").options) == 12
     at.selectbox(key="labs_c_checkpoint").set_value(24).run()

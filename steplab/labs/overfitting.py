@@ -22,7 +22,7 @@ BATCH_SIZE = 8
 LEARNING_RATE = 3e-3
 LABEL_NOISE = 0.25  # share of training and validation labels replaced by a random class
 TRAIN_SAMPLES = 96
-VALIDATION_SAMPLES = 512
+VALIDATION_SAMPLES = 256
 MAX_EPOCHS = 20
 
 
