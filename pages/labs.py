@@ -381,7 +381,9 @@ def lab_d(lang: str) -> None:
                      annotation_text=t(lang, "labs.d.limit", limit=lab.V100_GIB), annotation_position="top left")
     figure.update_layout(xaxis={"title": t(lang, "labs.d.chart_x"), "tickvals": sizes},
                          yaxis={"title": "GiB", "rangemode": "tozero"})
-    chart(figure, "labs_d_chart", t(lang, "labs.d.chart_alt", fixed=f"{fixed:.2f}", per_sample=f"{per_sample:.3f}",
+    points = t(lang, "labs.d.alt_join").join(t(lang, "labs.d.alt_item", peak=f"{r.peak_gib:.2f}", batch=r.batch_size)
+                                              for r in sorted(lab.CHAPTER_RUNS, key=lambda r: r.batch_size))
+    chart(figure, "labs_d_chart", t(lang, "labs.d.chart_alt", measured=points, fixed=f"{fixed:.2f}", per_sample=f"{per_sample:.3f}",
                                     one=f"{lab.predicted_peak_gib(1):.2f}", eight=f"{lab.predicted_peak_gib(8):.2f}",
                                     limit=lab.V100_GIB))
 

@@ -49,7 +49,17 @@ class V100Run:
         return self.seconds / (self.steps * self.accumulation * self.batch_size)
 
 
-CHAPTER_RUNS = (V100Run(4, 8, 27.92, 301), V100Run(2, 16, 21.71, 560))
+def _chapter_runs() -> tuple[V100Run, ...]:
+    """The chapter's V100 runs from `steplab.measurements` (the project's one copy of measured figures),
+    largest micro-batch first."""
+    from steplab.measurements import measurements
+
+    runs = [V100Run(m["per_device_train_batch_size"], m["gradient_accumulation_steps"], m["peak_memory_gib"],
+                    m["seconds"], m["steps"]) for name, m in measurements().items() if name.startswith("v100_")]
+    return tuple(sorted(runs, key=lambda r: -r.batch_size))
+
+
+CHAPTER_RUNS = _chapter_runs()
 V100_GIB = 32  # the V100's memory
 QWEN3_PARAMETERS = 0.6e9  # Qwen/Qwen3-0.6B, embeddings included
 FP32_ADAMW_BYTES = {"weights": 4, "gradients": 4, "optimizer": 8}  # AdamW keeps two fp32 moments
