@@ -1,0 +1,354 @@
+"""A class at once: N concurrent sessions on /calculator, each moving the shared controls like a student.
+
+The script starts `streamlit run app.py` on a free loopback port, then for each N (default 1, 10, 30, 60)
+opens N sessions at the same moment over Streamlit's own websocket protocol (`/_stcore/stream`, protobuf
+`BackMsg` / `ForwardMsg` from `streamlit.proto`) — the same messages the browser sends. Each session loads
+the calculator, then makes `--changes` changes with a short think time in between: the
+`gradient_accumulation_steps` exact input, the `num_samples` exact input, and the `num_samples` slider.
+
+Why the protocol and not browser contexts: on this 2-core machine 60 Chromium contexts would themselves
+burn most of the CPU (layout, React, Vega/Plotly), so the figures would measure the browsers, not the
+server. A protocol client costs a few ms of CPU per rerun (parsing protobuf) and sends exactly what a
+browser sends, so the server's work per rerun is the same; it does not declare a message cache, so the
+server sends every element in full (slightly more than a real browser receives).
+
+Per rerun: latency from sending the change to the server's `script_finished` (the app is idle again).
+Errors: exception elements on the page, a run that does not finish successfully, timeouts, lost
+connections, and a total-steps card that disagrees with the engine. The server's RSS (psutil, children
+included) is sampled every 100 ms; the peak during each N is printed.
+
+Run: python benchmarks/load.py [--sessions 1,10,30,60] [--changes 8] [--think 0.5:1.5]
+Targets (issue 8): 30 sessions with p95 ≤ 500 ms, zero errors, RSS ≤ 1.5 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from websockets.asyncio.client import connect
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from steplab.i18n import fmt_int, t  # noqa: E402
+from steplab.plan import make_plan  # noqa: E402
+from steplab.setup import setup_from_mapping  # noqa: E402
+
+PAGE = "calculator"
+LANG = "en"
+COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
+          "world_size": 1, "num_train_epochs": 3}
+ACCUMULATION = (1, 2, 3, 4, 6, 8, 12, 16, 32)
+SAMPLES = (100, 500, 1000, 1090, 1600, 2000, 5000, 10000, 50000)
+HEALTH_TIMEOUT = 90.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """`streamlit run app.py` on 127.0.0.1, output in a temp file, stopped by its own pid."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.log = tempfile.NamedTemporaryFile(prefix="steplab-load-", suffix=".log", delete=False)
+        command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                   "--server.port", str(self.port), "--server.address", "127.0.0.1",
+                   "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
+        self.process = subprocess.Popen(command, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
+                                        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        deadline = time.monotonic() + HEALTH_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {self.process.returncode}; log: {self.log.name}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_stcore/health", timeout=2) as r:
+                    if r.read().decode().strip() == "ok":
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"streamlit not healthy after {HEALTH_TIMEOUT:.0f} s; log: {self.log.name}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+class RssSampler(threading.Thread):
+    """Peak resident memory of the server process and its children, sampled every `interval` seconds."""
+
+    def __init__(self, pid: int, interval: float = 0.1) -> None:
+        super().__init__(daemon=True)
+        self.process = psutil.Process(pid)
+        self.interval = interval
+        self.peak = 0
+        self.stopped = threading.Event()
+
+    def current(self) -> int:
+        total = 0
+        for proc in [self.process, *self.process.children(recursive=True)]:
+            try:
+                total += proc.memory_info().rss
+            except psutil.Error:
+                pass
+        return total
+
+    def reset(self) -> None:
+        self.peak = self.current()
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.interval):
+            try:
+                self.peak = max(self.peak, self.current())
+            except psutil.Error:
+                return
+
+
+@dataclass
+class Stats:
+    latencies: list[float] = field(default_factory=list)
+    first_loads: list[float] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
+
+    def error(self, kind: str) -> None:
+        self.errors[kind] = self.errors.get(kind, 0) + 1
+
+
+@dataclass
+class RunResult:
+    ok: bool
+    seconds: float
+    why: str = ""
+
+
+def expected_total(values: dict) -> str:
+    setup, _ = setup_from_mapping({**COURSE, **values})
+    return fmt_int(make_plan(setup).max_steps)
+
+
+class Session:
+    """One student's browser tab, speaking the websocket protocol."""
+
+    def __init__(self, port: int, timeout: float) -> None:
+        self.url = f"ws://127.0.0.1:{port}/_stcore/stream"
+        self.timeout = timeout
+        self.page_script_hash = ""
+        self.widgets: dict[str, str] = {}       # user key -> widget id
+        self.slider_options: list[str] = []
+        # The widget the student just changed. Streamlit keeps the previous value of a widget a rerun does not
+        # mention, so sending only the changed one is what the browser's full list amounts to.
+        self.states: dict[str, WidgetState] = {}
+        self.total_label = t(LANG, "card.total_steps")
+        self.total_value: str | None = None
+        self.query = f"lang={LANG}"  # the URL's query string, as the server rewrites it (bound widgets)
+        self.ws = None
+
+    async def open(self) -> None:
+        self.ws = await connect(self.url, subprotocols=["streamlit"], max_size=None, open_timeout=self.timeout,
+                                ping_interval=None)
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+
+    async def rerun(self) -> RunResult:
+        message = BackMsg()
+        state = message.rerun_script
+        state.query_string = self.query
+        state.page_script_hash = self.page_script_hash
+        state.page_name = PAGE
+        state.widget_states.widgets.extend(self.states.values())
+        start = time.perf_counter()
+        await self.ws.send(message.SerializeToString())
+        try:
+            why = await asyncio.wait_for(self._until_finished(), self.timeout)
+        except TimeoutError:
+            return RunResult(False, time.perf_counter() - start, "timeout")
+        return RunResult(not why, time.perf_counter() - start, why)
+
+    async def _until_finished(self) -> str:
+        """Read ForwardMsgs until the script run ends; '' when it ended well, else why not."""
+        problem = ""
+        while True:
+            raw = await self.ws.recv()
+            msg = ForwardMsg()
+            msg.ParseFromString(raw)
+            kind = msg.WhichOneof("type")
+            if kind == "navigation":  # st.navigation says which page ran: the browser sends it back
+                self.page_script_hash = msg.navigation.page_script_hash or self.page_script_hash
+            elif kind == "page_info_changed":
+                self.query = msg.page_info_changed.query_string
+            elif kind == "delta":
+                problem = self._element(msg) or problem
+            elif kind == "page_not_found":
+                problem = "page not found"
+            elif kind == "script_finished":
+                status = msg.script_finished
+                if status == ForwardMsg.FINISHED_SUCCESSFULLY:
+                    return problem
+                return problem or ForwardMsg.ScriptFinishedStatus.Name(status).lower()
+
+    def _element(self, msg: ForwardMsg) -> str:
+        delta = msg.delta
+        if delta.WhichOneof("type") != "new_element":
+            return ""
+        element = delta.new_element
+        which = element.WhichOneof("type")
+        if which == "exception":
+            return "exception"
+        if which == "metric" and element.metric.label == self.total_label:
+            self.total_value = element.metric.body
+        elif which in ("number_input", "slider"):
+            widget = getattr(element, which)
+            for key in ("gradient_accumulation_steps", "num_samples", "num_samples__slider"):
+                if widget.id.endswith(f"-{key}"):
+                    self.widgets[key] = widget.id
+                    if which == "slider":
+                        self.slider_options = list(widget.options)
+        return ""
+
+    def set_int(self, key: str, value: int) -> None:
+        self.states = {key: WidgetState(id=self.widgets[key], double_value=value)}
+
+    def set_slider(self, label: str) -> None:
+        state = WidgetState(id=self.widgets["num_samples__slider"])
+        state.string_array_value.data.append(label)
+        self.states = {"num_samples__slider": state}
+
+
+async def student(port: int, changes: int, think: tuple[float, float], timeout: float, stats: Stats,
+                  seed: int, start: asyncio.Event) -> None:
+    rng = random.Random(seed)
+    session = Session(port, timeout)
+    await start.wait()
+    try:
+        await session.open()
+        first = await session.rerun()
+        stats.first_loads.append(first.seconds)
+        if not first.ok:
+            stats.error(f"first load: {first.why}")
+            return
+        missing = {"gradient_accumulation_steps", "num_samples", "num_samples__slider"} - set(session.widgets)
+        if missing:
+            stats.error(f"widgets not found: {sorted(missing)}")
+            return
+        values = {}
+        for i in range(changes):
+            await asyncio.sleep(rng.uniform(*think))
+            step = i % 3
+            if step == 0:
+                values["gradient_accumulation_steps"] = rng.choice(ACCUMULATION)
+                session.set_int("gradient_accumulation_steps", values["gradient_accumulation_steps"])
+            elif step == 1:
+                values["num_samples"] = rng.choice(SAMPLES)
+                session.set_int("num_samples", values["num_samples"])
+            else:  # the slider: its callback copies the stop into the exact input
+                label = rng.choice(session.slider_options[:25])
+                values["num_samples"] = int(label.replace(",", ""))
+                session.set_slider(label)
+            result = await session.rerun()
+            if not result.ok:
+                stats.error(result.why)
+                continue
+            stats.latencies.append(result.seconds)
+            if session.total_value != expected_total(values):
+                stats.error("wrong total steps")
+    except (TimeoutError, OSError) as error:
+        stats.error(f"connection: {type(error).__name__}")
+    except Exception as error:  # noqa: BLE001 - a closed websocket is an error of the run, counted
+        stats.error(f"{type(error).__name__}: {error}"[:80])
+    finally:
+        await session.close()
+
+
+async def level(port: int, sessions: int, changes: int, think: tuple[float, float], timeout: float,
+                seed: int) -> Stats:
+    stats = Stats()
+    start = asyncio.Event()
+    tasks = [asyncio.create_task(student(port, changes, think, timeout, stats, seed * 1000 + i, start))
+             for i in range(sessions)]
+    start.set()
+    await asyncio.gather(*tasks)
+    return stats
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[round(q) - 1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", default="1,10,30,60", help="comma-separated N values (default 1,10,30,60)")
+    parser.add_argument("--changes", type=int, default=8, help="widget changes per session (default 8)")
+    parser.add_argument("--think", default="0.5:1.5", help="think time between changes, min:max s (default 0.5:1.5)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds a rerun may take before it is an error")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    levels = [int(n) for n in args.sessions.split(",") if n.strip()]
+    low, high = (float(x) for x in args.think.split(":"))
+
+    server = Server()
+    sampler = RssSampler(server.process.pid)
+    sampler.start()
+    try:
+        print(f"server: streamlit run app.py on 127.0.0.1:{server.port} (pid {server.process.pid}); "
+              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
+        warm = asyncio.run(level(server.port, 1, 2, (0.1, 0.2), 120.0, args.seed))  # imports, caches
+        print(f"warm-up (not counted): first load {warm.first_loads[0] * 1000:.0f} ms, errors {warm.errors or 0}, "
+              f"RSS {sampler.current() / 2**20:.0f} MiB")
+        print(f"{'N':>4} {'reruns':>7} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'load p95':>9} {'errors':>7} "
+              f"{'peak RSS':>9} {'wall s':>7} {'loadavg':>7}")
+        for sessions in levels:
+            sampler.reset()
+            began = time.perf_counter()
+            stats = asyncio.run(level(server.port, sessions, args.changes, (low, high), args.timeout, args.seed))
+            wall = time.perf_counter() - began
+            lat = [s * 1000 for s in stats.latencies]
+            errors = sum(stats.errors.values())
+            print(f"{sessions:>4} {len(lat):>7} {percentile(lat, 50):>7.0f} {percentile(lat, 95):>7.0f} "
+                  f"{max(lat, default=float('nan')):>7.0f} {percentile([s * 1000 for s in stats.first_loads], 95):>9.0f} "
+                  f"{errors:>7} {sampler.peak / 2**20:>5.0f} MiB {wall:>7.1f} {os.getloadavg()[0]:>7.1f}")
+            if stats.errors:
+                print(f"      errors: {stats.errors}")
+            time.sleep(2)  # closed sessions are cleaned up before the next level
+    finally:
+        sampler.stopped.set()
+        server.stop()
+    print("p50/p95/max: change -> script_finished; 'load p95': the first page load of every session, "
+          "all at once. peak RSS: the server and its children.")
+
+
+if __name__ == "__main__":
+    main()
