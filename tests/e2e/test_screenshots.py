@@ -151,8 +151,10 @@ def test_page_screenshots(context: BrowserContext, app_server: StreamlitServer, 
         set_size(page, 420)
         open_sidebar(page)
         page.screenshot(path=screenshot_dir / f"calculator-{lang}-420-light-sidebar.png", animations="disabled")
-        # (`to_be_in_viewport` reports ratio 0 for the range input inside the open sidebar; check its box.)
+        # Reachable by scrolling the sidebar (`to_be_in_viewport` reports ratio 0 for this range input: check its box).
         slider = sidebar(page).get_by_role("slider", name=t(lang, "field.gradient_accumulation_steps"))
+        slider.scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
         box = slider.bounding_box()
         assert box is not None and box["width"] > 0
         assert 0 <= box["x"] and box["x"] + box["width"] <= 420 and 0 <= box["y"] <= HEIGHT - box["height"]
