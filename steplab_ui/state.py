@@ -74,6 +74,11 @@ def ensure_session() -> None:
             continue
         if url_value_problem(key, raw):
             notices.append((key, raw))
+            if key in SETUP_KEYS:  # drop it before its widget reads it (Streamlit itself chokes on e.g. inf)
+                try:
+                    del st.query_params[key]
+                except Exception:  # noqa: BLE001 - a param bound in an earlier run cannot be deleted; harmless
+                    pass
     st.session_state[NOTICES] = notices
 
 
@@ -128,12 +133,14 @@ def _main_control(name: str, lang: str) -> None:
     low, high, default, stops = MAIN_FIELDS[name]
     is_float = name == "num_train_epochs"
     slider_slot = st.container()
-    value = st.number_input(
-        t(lang, "field.exact", name=t(lang, f"field.{name}")), min_value=low, max_value=high,
-        **_default_arg(name, float(default) if is_float else int(default)), step=0.5 if is_float else 1,
-        format="%.2f" if is_float else "%d", key=name, bind=BIND, on_change=_sync_slider, args=(name,),
-        help=t(lang, f"help.{name}"),
-    )
+    options = dict(min_value=low, max_value=high, step=0.5 if is_float else 1, format="%.2f" if is_float else "%d",
+                   help=t(lang, f"help.{name}"))
+    label = t(lang, "field.exact", name=t(lang, f"field.{name}"))
+    try:
+        value = st.number_input(label, **_default_arg(name, float(default) if is_float else int(default)), key=name,
+                                bind=BIND, on_change=_sync_slider, args=(name,), **options)
+    except (OverflowError, ValueError):  # Streamlit cannot even read this URL value (e.g. inf for a whole number)
+        value = st.number_input(label, value=int(default), key=f"{name}__fallback", **options)
     slider_key = f"{name}__slider"
     if slider_key not in st.session_state:
         st.session_state[slider_key] = min(stops, key=lambda stop: abs(stop - value))
@@ -236,6 +243,8 @@ def values_from_widgets() -> dict[str, Any]:
     for key in SETUP_KEYS:
         if key == "max_steps":
             value = st.session_state.get("max_steps", -1) if st.session_state.get("use_max_steps") else -1
+        elif f"{key}__fallback" in st.session_state:  # the URL value broke the bound widget; see _main_control
+            value = st.session_state[f"{key}__fallback"]
         else:
             value = st.session_state.get(key, widget_default(key))
         try:
