@@ -35,16 +35,16 @@ def timeline(plan: Plan, lang: str) -> go.Figure:
             hovertemplate=t(lang, f"timeline.{kind}_hover") + "<extra></extra>",
         ))
     figure.add_trace(go.Scatter(
-        x=[plan.optimizer_steps], y=[0.1], mode="markers+text", name=t(lang, "timeline.stop"),
+        x=[plan.optimizer_steps], y=[0.5], mode="markers+text", name=t(lang, "timeline.stop"),
         marker={"symbol": "x", "size": 14, "color": COLOURS["update"]},
-        text=[t(lang, "timeline.stop_label", step=fmt_int(plan.optimizer_steps))], textposition="bottom left",
+        text=[t(lang, "timeline.stop_label", step=fmt_int(plan.optimizer_steps))], textposition="top left",
         hovertemplate=t(lang, "timeline.stop_hover") + "<extra></extra>",
     ))
     figure.update_layout(
         height=210, margin={"l": 10, "r": 10, "t": 30, "b": 40}, showlegend=True,
         legend={"orientation": "h", "y": 1.25, "x": 0},
         xaxis={"title": t(lang, "timeline.x"), "range": [0, horizon * 1.03 + 1], "separatethousands": True},
-        yaxis={"visible": False, "range": [0, 1]},
+        yaxis={"visible": False, "range": [0, 1.2]},
     )
     return figure
 
