@@ -1,0 +1,190 @@
+"""Accessibility in a real browser: an axe-core audit of every page in both languages, and the keyboard.
+
+The audit runs axe-core (bundled by `axe-playwright-python`, nothing is downloaded) on each page of
+`steplab_ui.navigation.PAGES`, in Chinese and with `?lang=en`, and fails on any violation of impact
+"serious" or "critical". Violations listed in `KNOWN` (rule id + a piece of the offending element's HTML)
+are not hidden: the test is marked xfail with the rule, the element, axe's own explanation and where the
+fix lies; once the markup no longer produces them the test simply passes. Anything not in `KNOWN` fails.
+
+The keyboard test tabs from the top of /calculator until focus reaches the sidebar's controls, moves a
+slider with ArrowRight and types into an exact number input, and checks the total-steps card each time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import Browser, Page, expect
+
+from steplab.i18n import t
+from steplab_ui.navigation import PAGES
+
+from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
+from .streamlit_page import (
+    exact_input,
+    expect_no_exception,
+    expected_total_steps,
+    metric_value,
+    open_app,
+    sidebar,
+    title,
+    wait_for_app_run,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
+
+SLOW = 60_000
+BLOCKING = ("serious", "critical")
+LANGUAGES = ("zh", "en")
+MAX_TABS = 120
+
+
+@dataclass(frozen=True)
+class Known:
+    """A serious violation we know about: its rule, a needle found in the node (its target selector, HTML or
+    axe's failure summary, e.g. the measured colours), and where the fix lies."""
+
+    rule: str
+    needle: str
+    fix: str
+
+
+# Audited with Streamlit 1.67 and its default light theme (.streamlit/config.toml sets no [theme]).
+KNOWN = (
+    Known("color-contrast", "foreground color: #828180",
+          "app-fixable: st.caption text (and `code` inside it) is the default theme's faded grey #828180, 3.88:1 on "
+          "white (3.72:1 on the code background), below 4.5:1. A [theme] in .streamlit/config.toml with a darker "
+          "textColor (faded text derives from it) or plain st.markdown for intros (steplab_ui/layout.py:27)"),
+    Known("color-contrast", "foreground color: #c53948",
+          "app-fixable: the selected option of st.segmented_control / st.pills is drawn in the default "
+          "primaryColor's dark tint #c53948 on #f3e5e6 (4.23:1); a darker [theme] primaryColor in "
+          ".streamlit/config.toml fixes every page at once"),
+    Known("scrollable-region-focusable", "<pre",
+          "Streamlit markup: st.code's <pre> scrolls sideways but has no tabindex (upstream); the app avoids the "
+          "scrolling with st.code(..., wrap_lines=True) at pages/config.py:74"),
+)
+
+
+def known(rule: str, text: str) -> Known | None:
+    return next((k for k in KNOWN if k.rule == rule and k.needle in text), None)
+
+
+@pytest.fixture(scope="module")
+def audit_page(browser: Browser) -> Iterator[Page]:
+    """One browser context for the whole audit (pages load fast once the server is warm)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def _url(server: StreamlitServer, path: str, lang: str, default: bool) -> str:
+    url = f"{server.url}/{'' if default else path}"
+    return url + ("?lang=en" if lang == "en" else "")
+
+
+def _describe(violation: dict, node: dict) -> str:
+    summary = " ".join(node.get("failureSummary", "").split())
+    return (f"[{violation['impact']}] {violation['id']} ({violation['help']}) at {node['target']}\n"
+            f"    html: {node['html'][:200]}\n    axe: {summary[:400]}")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize(("index", "path"), [(i, page[2]) for i, page in enumerate(PAGES)],
+                         ids=[page[2] for page in PAGES])
+def test_axe_no_serious_or_critical_violations(audit_page: Page, app_server: StreamlitServer,
+                                               index: int, path: str, lang: str) -> None:
+    page = audit_page
+    open_app(page, _url(app_server, path, lang, default=index == 0))
+    if path == "lessons":  # the page opens on the first lesson, whose heading is the h1
+        expect(title(page)).to_be_visible(timeout=SLOW)
+    else:
+        expect(title(page)).to_have_text(t(lang, f"page.{path}.title"), timeout=SLOW)
+    expect_no_exception(page)
+    page.wait_for_timeout(500)  # lazy widgets (charts, metric cards) finish drawing
+    results = Axe().run(page)
+    unknown, expected = [], []
+    for violation in results.response["violations"]:
+        if violation["impact"] not in BLOCKING:
+            continue
+        for node in violation["nodes"]:
+            match = known(violation["id"], f"{node['target']} {node['html']} {node.get('failureSummary', '')}")
+            (expected if match else unknown).append(_describe(violation, node)
+                                                    + (f"\n    fix: {match.fix}" if match else ""))
+    assert not unknown, f"/{path} ({lang}): {len(unknown)} serious/critical axe violation(s):\n" + "\n".join(unknown)
+    if expected:
+        pytest.xfail(f"/{path} ({lang}): {len(expected)} known serious violation(s):\n" + "\n".join(expected))
+
+
+def _focused(page: Page) -> dict:
+    """Role, accessible label, value and whether the focused element sits in the sidebar."""
+    return page.evaluate(
+        """() => {
+            const el = document.activeElement;
+            if (!el || el === document.body) return {role: null};
+            const implicit = {range: 'slider', number: 'spinbutton'}[el.type] || el.tagName.toLowerCase();
+            return {
+                role: el.getAttribute('role') || implicit,
+                label: el.getAttribute('aria-label') || '',
+                value: el.getAttribute('aria-valuetext') || el.value || '',
+                sidebar: !!el.closest("[data-testid='stSidebar']"),
+            };
+        }"""
+    )
+
+
+def _tab_until(page: Page, wanted, seen: list[dict]) -> dict:
+    for _ in range(MAX_TABS):
+        page.keyboard.press("Tab")
+        focus = _focused(page)
+        seen.append(focus)
+        if wanted(focus):
+            return focus
+    raise AssertionError(f"focus never reached the control after {MAX_TABS} Tabs; visited: {seen}")
+
+
+def test_keyboard_reaches_sidebar_controls_and_changes_total(browser: Browser, app_server: StreamlitServer) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        open_app(page, app_server.url + "/calculator?lang=en")
+        expect(title(page)).to_have_text(t("en", "page.calculator.title"), timeout=SLOW)
+        total = metric_value(page, t("en", "card.total_steps"))
+        expect(total).to_have_text(f"{expected_total_steps():,}", timeout=SLOW)
+
+        # From the top of the document, Tab only: the first slider in the sidebar is the samples slider.
+        page.locator("body").focus()
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")
+        seen: list[dict] = []
+        focus = _tab_until(page, lambda f: f.get("role") == "slider" and f.get("sidebar"), seen)
+        samples_slider = sidebar(page).get_by_role("slider", name=t("en", "field.num_samples"))
+        expect(samples_slider).to_be_focused()
+        assert focus["value"] == "1,600", focus
+        page.keyboard.press("ArrowRight")
+        wait_for_app_run(page)
+        expect(samples_slider).to_have_attribute("aria-valuetext", "2,000", timeout=SLOW)
+        after_slider = expected_total_steps(num_samples=2000)
+        assert after_slider != expected_total_steps()
+        expect(total).to_have_text(f"{after_slider:,}", timeout=SLOW)
+
+        # Keep tabbing: the accumulation exact input is reachable too; type a value and press Enter.
+        accumulation = exact_input(page, t("en", "field.exact", name=t("en", "field.gradient_accumulation_steps")))
+        _tab_until(page, lambda f: f.get("role") == "spinbutton" and f.get("sidebar")
+                   and accumulation.evaluate("el => el === document.activeElement"), seen)
+        expect(accumulation).to_be_focused()
+        page.keyboard.press("ControlOrMeta+a")
+        page.keyboard.type("16")
+        page.keyboard.press("Enter")
+        wait_for_app_run(page)
+        after_input = expected_total_steps(num_samples=2000, gradient_accumulation_steps=16)
+        assert after_input != after_slider
+        expect(total).to_have_text(f"{after_input:,}", timeout=SLOW)
+        expect(accumulation).to_have_value("16")
+        roles = {f.get("role") for f in seen if f.get("sidebar")}
+        assert {"slider", "spinbutton"} <= roles, roles
+        expect_no_exception(page)
+    finally:
+        context.close()
