@@ -121,6 +121,17 @@ class RssSampler(threading.Thread):
                 pass
         return total
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server (and children) used so far."""
+        total = 0.0
+        for proc in [self.process, *self.process.children(recursive=True)]:
+            try:
+                times = proc.cpu_times()
+                total += times.user + times.system
+            except psutil.Error:
+                pass
+        return total
+
     def reset(self) -> None:
         self.peak = self.current()
 
@@ -137,6 +148,7 @@ class Stats:
     latencies: list[float] = field(default_factory=list)
     first_loads: list[float] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=dict)
+    mismatches: list[str] = field(default_factory=list)
 
     def error(self, kind: str) -> None:
         self.errors[kind] = self.errors.get(kind, 0) + 1
@@ -281,6 +293,7 @@ async def student(port: int, changes: int, think: tuple[float, float], timeout: 
             stats.latencies.append(result.seconds)
             if session.total_value != expected_total(values):
                 stats.error("wrong total steps")
+                stats.mismatches.append(f"{values} shows {session.total_value}, engine {expected_total(values)}")
     except (TimeoutError, OSError) as error:
         stats.error(f"connection: {type(error).__name__}")
     except Exception as error:  # noqa: BLE001 - a closed websocket is an error of the run, counted
@@ -329,25 +342,30 @@ def main() -> None:
         print(f"warm-up (not counted): first load {warm.first_loads[0] * 1000:.0f} ms, errors {warm.errors or 0}, "
               f"RSS {sampler.current() / 2**20:.0f} MiB")
         print(f"{'N':>4} {'reruns':>7} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'load p95':>9} {'errors':>7} "
-              f"{'peak RSS':>9} {'wall s':>7} {'loadavg':>7}")
+              f"{'peak RSS':>9} {'CPU/run':>8} {'wall s':>7} {'loadavg':>7}")
         for sessions in levels:
             sampler.reset()
+            cpu_before = sampler.cpu_seconds()
             began = time.perf_counter()
             stats = asyncio.run(level(server.port, sessions, args.changes, (low, high), args.timeout, args.seed))
             wall = time.perf_counter() - began
+            cpu = (sampler.cpu_seconds() - cpu_before) / max(1, len(stats.latencies) + len(stats.first_loads))
             lat = [s * 1000 for s in stats.latencies]
             errors = sum(stats.errors.values())
             print(f"{sessions:>4} {len(lat):>7} {percentile(lat, 50):>7.0f} {percentile(lat, 95):>7.0f} "
                   f"{max(lat, default=float('nan')):>7.0f} {percentile([s * 1000 for s in stats.first_loads], 95):>9.0f} "
-                  f"{errors:>7} {sampler.peak / 2**20:>5.0f} MiB {wall:>7.1f} {os.getloadavg()[0]:>7.1f}")
+                  f"{errors:>7} {sampler.peak / 2**20:>5.0f} MiB {cpu * 1000:>5.0f} ms {wall:>7.1f} {os.getloadavg()[0]:>7.1f}")
             if stats.errors:
                 print(f"      errors: {stats.errors}")
+                for line in stats.mismatches[:3]:
+                    print(f"      e.g. {line}")
             time.sleep(2)  # closed sessions are cleaned up before the next level
     finally:
         sampler.stopped.set()
         server.stop()
     print("p50/p95/max: change -> script_finished; 'load p95': the first page load of every session, "
-          "all at once. peak RSS: the server and its children.")
+          "all at once. peak RSS: the server and its children. CPU/run: server CPU time per script run (load or change); "
+          "two cores serve at most about 2 / CPU-per-run reruns a second.")
 
 
 if __name__ == "__main__":
