@@ -1,21 +1,32 @@
 """Accumulation animation: micro-batches pile up in a bucket until one optimizer.step(), frame by frame.
 
-The state lives in Python: the window position is the `frame` slider (bound to the URL, so a link can
-stop at any frame), and a fragment with `run_every` advances it while playing. Only the fragment is
-redrawn per tick; the rest of the page (the comparison, the download) is drawn on full runs only.
+The state lives in Python: the window position (`_anim_position`) is shown by the `frame` slider (bound to
+the URL, so a link can stop at any frame), and a fragment with `run_every` advances it while playing. Only
+the fragment is redrawn per tick; the rest of the page (the comparison, the download) on full runs only.
+
+While playing, a tick can be requested before the browser has drawn the previous one, so the slider value
+it sends may be a frame the server has already passed. Such an echo of a frame drawn a moment ago is not
+a scrub: it neither moves the animation back nor pauses it.
 """
+
+import time
 
 import streamlit as st
 
 from steplab.animation_html import export_html
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.i18n import fmt_int, t
+from steplab.i18n import fmt_float, fmt_int, t
+from steplab.measurements import measurements
 from steplab.plan import make_plan
 from steplab.presets import presets
 from steplab.timeline import Timeline, build_timeline, narration, totals
 from steplab_ui import animation_view, layout, state
 
 FRAME = "frame"  # the scrubber: 1-based window position, bound to ?frame=
+POSITION = "_anim_position"  # the position the server shows (the slider displays it, a scrub sets it)
+ECHOES = "_anim_ticks"  # (position, time) of frames drawn by recent ticks
+LAST_TICK = "_anim_last_tick"
+ECHO_SECONDS = 5.0
 PRESENTER = "presenter"  # bound to ?presenter=true
 PLAYING = "anim_playing"
 SPEED = "anim_speed"
@@ -23,8 +34,6 @@ HOLD = "_anim_hold"  # set by full runs and by controls: the next fragment run i
 TICKING = "_anim_ticking"  # the run_every the fragment was last registered with
 SPEEDS = (0.5, 1.0, 2.0)
 SECONDS_PER_FRAME = 1.0
-# The chapter's measurement (course chapter 33), shown as measured, never computed.
-MEASURED = {"course_default": ("27.92 GiB", "≈ 301 s"), "course_batch2_acc16": ("21.71 GiB", "≈ 560 s")}
 
 # Static CSS only: presenter mode hides the sidebar and enlarges type; the colours stay the theme's.
 PRESENTER_CSS = """<style>
@@ -36,8 +45,9 @@ header[data-testid="stHeader"], [data-testid="stToolbar"] {display: none !import
   {font-size: 1.15rem !important; color: inherit !important; opacity: 1 !important;}
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] p {font-size: 1.45rem !important; line-height: 1.4 !important;
   font-weight: 500 !important;}
-[data-testid="stMetricLabel"] p {font-size: 1.15rem !important; font-weight: 700 !important; opacity: 1 !important;}
-[data-testid="stMain"] [data-testid="stMetricValue"], [data-testid="stMain"] [data-testid="stMetricValue"] *
+[data-testid="stMetricLabel"] p {font-size: 1.05rem !important; font-weight: 700 !important; opacity: 1 !important;}
+[data-testid="stMain"] [data-testid="stMetricValue"],
+[data-testid="stMain"] [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p
   {font-size: 2.4rem !important; font-weight: 800 !important; line-height: 1.2 !important;}
 [data-testid="stMain"] button p {font-size: 1.25rem !important; font-weight: 700 !important;}
 [data-testid="stMain"] button {min-height: 3rem !important; border-width: 2px !important;}
@@ -48,7 +58,7 @@ header[data-testid="stHeader"], [data-testid="stToolbar"] {display: none !import
 
 def position(count: int) -> int:
     """The current 1-based window position, kept inside the window (a shorter run after a setup change)."""
-    value = st.session_state.get(FRAME, 1)
+    value = st.session_state.get(POSITION, 1)
     return min(max(int(value), 1), count)
 
 
@@ -59,7 +69,7 @@ def interval() -> float | None:
 
 def go_to(target: int, count: int) -> None:
     """A control moved the animation: pause, and do not count the coming fragment run as a tick."""
-    st.session_state[FRAME] = min(max(target, 1), count)
+    st.session_state[POSITION] = min(max(target, 1), count)
     st.session_state[PLAYING] = False
     st.session_state[HOLD] = True
 
@@ -67,7 +77,7 @@ def go_to(target: int, count: int) -> None:
 def toggle_play(count: int) -> None:
     playing = not st.session_state.get(PLAYING, False)
     if playing and position(count) >= count:
-        st.session_state[FRAME] = 1  # Play at the end starts again
+        st.session_state[POSITION] = 1  # Play at the end starts again
     st.session_state[PLAYING] = playing
     st.session_state[HOLD] = True
 
@@ -86,9 +96,30 @@ def hold() -> None:
     st.session_state[HOLD] = True
 
 
-def scrubbed() -> None:
-    st.session_state[PLAYING] = False
-    st.session_state[HOLD] = True
+def scrubbed(count: int) -> None:
+    """The slider moved: a scrub, unless it is the browser echoing a frame a recent tick drew."""
+    value = st.session_state[FRAME]
+    now = time.monotonic()
+    if any(shown == value and now - when < ECHO_SECONDS for shown, when in st.session_state.get(ECHOES, ())):
+        return
+    go_to(value, count)
+
+
+def advance(count: int) -> int:
+    """The position this run shows: one frame further when it is a tick of the playing animation."""
+    current = position(count)
+    now = time.monotonic()
+    playing = st.session_state.get(PLAYING) and not st.session_state.get(HOLD)
+    # a second tick right after one (the browser's timer can fire twice) does not skip a frame
+    if playing and now - st.session_state.get(LAST_TICK, 0.0) >= 0.5 * (interval() or 0):
+        current = min(current + 1, count)
+        st.session_state[LAST_TICK] = now
+        echoes = [(p, w) for p, w in st.session_state.get(ECHOES, ()) if now - w < ECHO_SECONDS]
+        st.session_state[ECHOES] = [*echoes[-8:], (current, now)]
+        if current >= count:
+            st.session_state[PLAYING] = False
+    st.session_state[HOLD] = False
+    return current
 
 
 def controls(timeline: Timeline, lang: str, current: int) -> None:
@@ -122,22 +153,22 @@ def player(timeline: Timeline, lang: str, presenter: bool) -> None:
     count = len(timeline.frames)
     if st.session_state.get(TICKING) != interval():
         st.rerun()  # play, pause or speed changed: register the fragment again with the new run_every
-    if FRAME in st.session_state:
-        current = position(count)
-        if st.session_state.get(PLAYING) and not st.session_state.get(HOLD):
-            current = min(current + 1, count)  # a tick
-            if current >= count:
-                st.session_state[PLAYING] = False
-        st.session_state[FRAME] = current
+    known = POSITION in st.session_state
+    if known:
+        current = advance(count)
+        st.session_state[POSITION] = current
+        st.session_state[FRAME] = current  # the slider shows the server's position
     st.session_state[HOLD] = False
 
     buttons = st.container()
-    current = 1
-    if count > 1:  # the scrubber's value is the frame shown (on a first run it comes from the URL)
-        current = st.slider(t(lang, "anim.frame"), min_value=1, max_value=count, key=FRAME, bind="query-params",
-                            on_change=scrubbed, help=t(lang, "anim.frame_help"),
-                            label_visibility="collapsed" if presenter else "visible",
-                            **({} if FRAME in st.session_state else {"value": 1}))
+    current = position(count)
+    if count > 1:
+        value = st.slider(t(lang, "anim.frame"), min_value=1, max_value=count, key=FRAME, bind="query-params",
+                          on_change=scrubbed, args=(count,), help=t(lang, "anim.frame_help"),
+                          label_visibility="collapsed" if presenter else "visible",
+                          **({} if FRAME in st.session_state else {"value": 1}))
+        if not known:  # the first run: the position comes from the URL (?frame=) through the slider
+            st.session_state[POSITION] = current = value
     with buttons:
         controls(timeline, lang, current)
     frame = timeline.frames[current - 1]
@@ -166,27 +197,30 @@ def player(timeline: Timeline, lang: str, presenter: bool) -> None:
         st.rerun()  # the last frame was reached while playing: stop the ticks
 
 
-def comparison(setup_trainer: str, lang: str) -> None:
-    """Batch 4 × accumulation 8 against batch 2 × accumulation 16, with the chapter's V100 measurement."""
+def comparison(trainer: str, lang: str) -> None:
+    """Batch 4 × accumulation 8 against batch 2 × accumulation 16 (the course setup otherwise), with the
+    chapter's V100 measurement of that pair, labelled as measured (`steplab.measurements`)."""
     st.subheader(t(lang, "anim.compare.title"))
     st.caption(t(lang, "anim.compare.intro"))
+    measured = list(measurements().values())
     rows: dict[str, list[str]] = {}
-    columns = st.columns(2)
-    for column, key in zip(columns, MEASURED, strict=True):
-        preset = presets()[key]
+    labels = []
+    for column, figures in zip(st.columns(len(measured)), measured, strict=True):
+        batch, ga = figures["per_device_train_batch_size"], figures["gradient_accumulation_steps"]
+        labels.append(t(lang, "anim.compare.short", batch=batch, ga=ga))
         try:
-            plan = make_plan(preset.setup(trainer=setup_trainer))
+            plan = make_plan(presets()["course_default"].setup(
+                per_device_train_batch_size=batch, gradient_accumulation_steps=ga, world_size=1, trainer=trainer))
         except (SetupError, TrainerRefusal) as problem:
             message = problem.message(lang) if isinstance(problem, SetupError) else str(problem)
             st.info(t(lang, "anim.compare.unavailable", message=message))
             return
         timeline = build_timeline(plan)
         first_step = next((p for p, f in enumerate(timeline.frames) if f.is_step), 0)
-        batch, ga = plan.setup.per_device_train_batch_size, plan.setup.gradient_accumulation_steps
         with column:
             st.markdown(f"**{t(lang, 'anim.compare.column', batch=batch, ga=ga)}**")
             figure = animation_view.frame_figure(timeline, first_step, lang, height=300, compact=True)
-            st.plotly_chart(figure, key=f"anim_compare_{key}", config=animation_view.CHART_CONFIG,
+            st.plotly_chart(figure, key=f"anim_compare_{batch}_{ga}", config=animation_view.CHART_CONFIG,
                             alt=narration(timeline.frames[first_step], timeline).get(lang), theme="streamlit")
         values = {
             "samples_per_update": plan.total_train_batch_size,
@@ -197,17 +231,19 @@ def comparison(setup_trainer: str, lang: str) -> None:
         }
         for name, value in values.items():
             rows.setdefault(t(lang, f"anim.compare.row.{name}"), []).append(fmt_int(value))
-    labels = [t(lang, "anim.compare.short", batch=presets()[k].values["per_device_train_batch_size"],
-                ga=presets()[k].values["gradient_accumulation_steps"]) for k in MEASURED]
-    header = f"| {t(lang, 'anim.compare.computed')} | {labels[0]} | {labels[1]} |\n|---|---:|---:|\n"
-    st.markdown(header + "".join(f"| {name} | {a} | {b} |\n" for name, (a, b) in rows.items()))
-    memory, seconds = zip(*MEASURED.values(), strict=True)
+    head = " | ".join(labels)
+    divider = "|---|" + "---:|" * len(labels)
+    st.markdown(f"| {t(lang, 'anim.compare.computed')} | {head} |\n{divider}\n"
+                + "".join(f"| {name} | {' | '.join(cells)} |\n" for name, cells in rows.items()))
+    memory = " | ".join(f"{fmt_float(m['peak_memory_gib'], 2)} GiB" for m in measured)
+    seconds = " | ".join(f"≈ {fmt_int(m['seconds'])} s" for m in measured)
+    steps = fmt_int(measured[0]["steps"])
     st.markdown(
-        f"| {t(lang, 'anim.compare.measured')} | {labels[0]} | {labels[1]} |\n|---|---:|---:|\n"
-        f"| {t(lang, 'anim.compare.row.memory')} | {memory[0]} | {memory[1]} |\n"
-        f"| {t(lang, 'anim.compare.row.time')} | {seconds[0]} | {seconds[1]} |\n"
+        f"| {t(lang, 'anim.compare.measured')} | {head} |\n{divider}\n"
+        f"| {t(lang, 'anim.compare.row.memory')} | {memory} |\n"
+        f"| {t(lang, 'anim.compare.row.time', steps=steps)} | {seconds} |\n"
     )
-    st.caption(t(lang, "anim.compare.measured_caption"))
+    st.caption(t(lang, "anim.compare.measured_caption", steps=steps))
     st.markdown(t(lang, "anim.compare.lesson"))
 
 

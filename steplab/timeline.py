@@ -413,12 +413,15 @@ def _both(build) -> Text:  # noqa: ANN001 - a small local helper taking a lang -
 def narration(frame: Frame, timeline: Timeline) -> Text:
     """What just happened at this frame and why, in both languages."""
     plan = timeline.plan
-    ga, lanes = timeline.accumulation, timeline.world_size
+    ga_n, lanes = timeline.accumulation, timeline.world_size
+    ga = fmt_int(ga_n)
     length = plan.micro_batches_per_epoch
     profile = plan.profile.matched
     epoch = frame.epoch + 1
     lr = fmt_lr(frame.lr) if frame.lr is not None else "—"
-    size = frame.fill
+    size_n = frame.fill
+    size = fmt_int(size_n)
+    step = fmt_int(frame.step)
 
     def head(lang: str) -> str:
         n = fmt_int(frame.samples)
@@ -436,43 +439,43 @@ def narration(frame: Frame, timeline: Timeline) -> Text:
     def event(lang: str) -> str:
         zh = lang == "zh"
         samples = fmt_int(frame.bucket_samples)
-        if frame.is_step and frame.carried and size > ga:
-            return (f"。optimizer.step() #{frame.step}（学习率 {lr}）平均了 {_mb(size, lang)}，比 "
+        if frame.is_step and frame.carried and size_n > ga_n:
+            return (f"。optimizer.step() #{step}（学习率 {lr}）平均了 {_mb(size_n, lang)}，比 "
                     f"gradient_accumulation_steps = {ga} 还多：其中 {frame.carried} 个是第 {epoch - 1} 轮剩下的——"
                     f"{profile} 没取完上一轮的数据，也没在那一轮结束时更新。") if zh else (
-                    f". optimizer.step() #{frame.step} (learning rate {lr}) averages {_mb(size, lang)}, more than "
+                    f". optimizer.step() #{step} (learning rate {lr}) averages {_mb(size_n, lang)}, more than "
                     f"gradient_accumulation_steps = {ga}: {frame.carried} were left over from epoch {epoch - 1}, "
                     f"because {profile} did not fetch all of that epoch and did not step at its end.")
         if frame.is_step and frame.carried:
             return (f"。累积桶满了（{size} / {ga}）：其中 {_mb(frame.carried, lang)}来自第 {epoch - 1} 轮，"
-                    f"{_mb(size - frame.carried, lang)}来自本轮。optimizer.step() #{frame.step}（学习率 {lr}）"
+                    f"{_mb(size_n - frame.carried, lang)}来自本轮。optimizer.step() #{step}（学习率 {lr}）"
                     f"跨了两轮：{profile} 跨轮连续计数，不在每轮结束时更新。") if zh else (
                     f". The bucket is full ({size} / {ga}): {_mb(frame.carried, lang)} came from epoch {epoch - 1} "
-                    f"and {_mb(size - frame.carried, lang)} from this one. optimizer.step() #{frame.step} "
+                    f"and {_mb(size_n - frame.carried, lang)} from this one. optimizer.step() #{step} "
                     f"(learning rate {lr}) mixes two epochs: {profile} counts micro-batches across epochs and "
                     f"does not step at an epoch's end.")
-        if frame.is_step and size < ga:
-            return (f"。这一轮到此结束，{profile} 用一个不满的组更新：optimizer.step() #{frame.step} 只用了 "
+        if frame.is_step and size_n < ga_n:
+            return (f"。这一轮到此结束，{profile} 用一个不满的组更新：optimizer.step() #{step} 只用了 "
                     f"{size} / {ga} 个小批次（{samples} 条样本），学习率 {lr}。") if zh else (
                     f". The epoch ends here, so {profile} steps with a short group: optimizer.step() "
-                    f"#{frame.step} uses only {size} of {ga} micro-batches ({samples} samples), learning rate {lr}.")
+                    f"#{step} uses only {size} of {ga} micro-batches ({samples} samples), learning rate {lr}.")
         if frame.is_step:
-            return (f"。累积桶满了（{size} / {ga}，共 {samples} 条样本）：optimizer.step() #{frame.step} "
+            return (f"。累积桶满了（{size} / {ga}，共 {samples} 条样本）：optimizer.step() #{step} "
                     f"用学习率 {lr} 更新一次参数，然后梯度清零，桶清空。") if zh else (
-                    f". The bucket is full ({size} / {ga} = {samples} samples): optimizer.step() #{frame.step} "
+                    f". The bucket is full ({size} / {ga} = {samples} samples): optimizer.step() #{step} "
                     f"updates the weights with learning rate {lr}, then the gradients are zeroed and the bucket "
                     f"empties.")
         if frame.run_end:
-            return (f"。训练到此结束：桶里的 {_mb(size, lang)}算过了，但后面没有 optimizer.step()，"
+            return (f"。训练到此结束：桶里的 {_mb(size_n, lang)}算过了，但后面没有 optimizer.step()，"
                     f"它们的梯度不会被用上。") if zh else (
-                    f". Training ends here: the {_mb(size, lang)} in the bucket were computed, but no "
+                    f". Training ends here: the {_mb(size_n, lang)} in the bucket were computed, but no "
                     f"optimizer.step() follows, so their gradients are never used.")
         if frame.epoch_end:
-            return (f"。第 {epoch} 轮到此结束，桶里还有 {_mb(size, lang)}；{profile} 不在一轮结束时更新，"
+            return (f"。第 {epoch} 轮到此结束，桶里还有 {_mb(size_n, lang)}；{profile} 不在一轮结束时更新，"
                     f"它们留到下一轮。") if zh else (
-                    f". Epoch {epoch} ends here with {_mb(size, lang)} in the bucket; {profile} does not step at "
+                    f". Epoch {epoch} ends here with {_mb(size_n, lang)} in the bucket; {profile} does not step at "
                     f"an epoch's end, so they wait for the next epoch.")
-        if size >= ga:  # carried micro-batches overfill the bucket (4.47–4.51 count only this epoch's)
+        if size_n >= ga_n:  # carried micro-batches overfill the bucket (4.47–4.51 count only this epoch's)
             return (f"。梯度加进累积桶（{size} / {ga}，{samples} 条样本）：桶里已有不少于 "
                     f"gradient_accumulation_steps 个小批次，但 {profile} 只数本轮的小批次，"
                     f"要到本轮第 {ga} 个才更新。") if zh else (

@@ -17,9 +17,9 @@ X_RANGE = (0.0, 100.0)
 Y_RANGE = (0.0, 60.0)
 MAX_SQUARES = 16  # samples drawn per lane; more are written as "+n"
 MAX_SLOTS = 32  # bucket slots drawn one by one; a deeper bucket is drawn as a level
-LANES = (2.0, 44.0, 10.0, 50.0)  # x0, x1, y0, y1 of the lane area
-BUCKET = (53.0, 69.0, 10.0, 48.0)
-OPTIMIZER = (74.0, 98.0, 24.0, 42.0)
+LANES = (2.0, 42.0, 10.0, 50.0)  # x0, x1, y0, y1 of the lane area
+BUCKET = (50.0, 64.0, 10.0, 48.0)
+OPTIMIZER = (70.0, 99.0, 24.0, 42.0)
 FAINT = "rgba(128,128,128,0.45)"
 WAITING = "#8a8a8a"
 PRESENTER_HEIGHT = 470  # mid grey, readable on the light and the dark theme
@@ -57,13 +57,13 @@ def _lanes(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tuple[d
     height = min(8.0, (y1 - y0) / rows)
     top = y1 - (y1 - y0 - height * rows) / 2
     shown = min(frame.samples, MAX_SQUARES)
-    spacing = min(2.8, (x1 - x0 - 17) / max(min(timeline.batch_size, MAX_SQUARES), 1))
+    spacing = min(2.8, (x1 - x0 - 19) / max(min(timeline.batch_size, MAX_SQUARES), 1))
     xs: list[float] = []
     ys: list[float] = []
     symbols: list[str] = []
     shapes: list[dict] = []
     notes: list[dict] = []
-    start = x0 + 10
+    start = x0 + 12
     for row in range(rows):
         centre = top - height * (row + 0.5)
         label = t(lang, "anim.gpu", n=row) if row < drawn else t(lang, "anim.more_gpus", n=fmt_int(summarised))
@@ -81,7 +81,7 @@ def _lanes(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tuple[d
         shapes.append(_rect(start - 0.6, centre - height * 0.38, right + 0.6, centre + height * 0.38,
                             line={"color": COLOURS["micro_batch"], "width": 2 * scale},
                             fillcolor="rgba(0,114,178,0.10)"))
-    size = max(5.0, min(11.0, spacing * 3.6, height * 1.6)) * (0.7 if scale < 1 else scale)
+    size = max(5.0, min(10.0, spacing * 3.2, height * 1.6)) * (0.7 if scale < 1 else scale)
     trace = {
         "type": "scatter", "mode": "markers", "x": xs, "y": ys, "hoverinfo": "skip", "showlegend": False,
         "marker": {"symbol": symbols, "size": size, "color": COLOURS["sample"],
@@ -109,7 +109,7 @@ def _bucket(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tuple[
                                           "width": (5 if flash else 3) * scale})]
     notes = [
         _note((x0 + x1) / 2, y1 + 8.5, t(lang, "anim.bucket"), round(13 * scale)),
-        _note((x0 + x1) / 2, y1 + 3.4, f"<b>{frame.fill} / {ga}</b>", round(22 * scale)),
+        _note((x0 + x1) / 2, y1 + 3.4, f"<b>{fmt_int(frame.fill)} / {fmt_int(ga)}</b>", round(22 * scale)),
     ]
     inner = (x0 + 0.8, x1 - 0.8)
     slot = (y1 - y0 - 1.0) / depth
@@ -133,7 +133,7 @@ def _bucket(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tuple[
         mark = y0 + 0.5 + slot * ga
         shapes.append({"type": "line", "x0": x0 - 1, "x1": x1 + 1, "y0": mark, "y1": mark,
                        "line": {"color": COLOURS["update"], "width": 2 * scale, "dash": "dash"}})
-        notes.append(_note(x1 + 1.2, mark, f"GA = {ga}", round(11 * scale), xanchor="left"))
+        notes.append(_note(x1 + 1.2, mark, f"GA = {fmt_int(ga)}", round(11 * scale), xanchor="left"))
     carried = t(lang, "anim.carried", n=frame.carried, epoch=frame.epoch) if frame.carried else ""
     notes.append(_note((x0 + x1) / 2, y0 - 3.2, carried, round(11 * scale),
                        font={"size": round(11 * scale), "color": COLOURS["epoch"]}))
@@ -161,8 +161,8 @@ def _optimizer(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tup
         text_style = {"color": WAITING}  # explicit: a frame animation keeps the previous frame's white otherwise
         opacity = 1.0
     notes = [
-        _note(centre, (y0 + y1) / 2 + 2.5, label, round(14 * scale), opacity=opacity,
-              font={"size": round(14 * scale), **text_style}),
+        _note(centre, (y0 + y1) / 2 + 2.5, label, round(13 * scale), opacity=opacity,
+              font={"size": round(13 * scale), **text_style}),
         _note(centre, (y0 + y1) / 2 - 4, f"lr = {lr}", round(12 * scale), opacity=opacity,
               font={"size": round(12 * scale), **text_style}),
         _note(centre, y1 + 6.5, t(lang, "anim.optimizer"), round(13 * scale)),
@@ -240,7 +240,7 @@ def counters(frame: Frame, timeline: Timeline, lang: str) -> list[tuple[str, str
     length = max(timeline.plan.micro_batches_per_epoch, 1)
     return [
         (t(lang, "anim.metric.micro_batch"), f"{fmt_int(frame.index + 1)} / {fmt_int(timeline.total_frames)}"),
-        (t(lang, "anim.metric.bucket"), f"{frame.fill} / {timeline.accumulation}"),
+        (t(lang, "anim.metric.bucket"), f"{fmt_int(frame.fill)} / {fmt_int(timeline.accumulation)}"),
         (t(lang, "anim.metric.updates"), f"{fmt_int(frame.updates)} / {fmt_int(timeline.total_steps)}"),
         (t(lang, "anim.metric.samples"), fmt_int(frame.samples_seen)),
         (t(lang, "anim.metric.epoch"), fmt_float(frame.epoch + frame.micro_batch / length, 3)),

@@ -6,6 +6,7 @@ Also the drawing (every kind of frame is a valid plotly figure with fixed ranges
 from __future__ import annotations
 
 import json
+import time
 
 import plotly.graph_objects as go
 import pytest
@@ -131,6 +132,17 @@ def test_play_and_pause_toggle_and_keep_the_frame():
     at.slider(key="frame").set_value(49).run()
     click(at, "anim_play")  # Play on the last frame starts again
     assert at.slider(key="frame").value == 1 and at.session_state["anim_playing"] is True
+
+
+def test_a_stale_slider_value_from_the_browser_is_not_a_scrub():
+    """While playing, a tick may carry the slider value of a frame drawn a moment ago: no jump back, no pause."""
+    at = run(lang="en", frame="6")
+    click(at, "anim_play")
+    at.session_state["_anim_ticks"] = [(4, time.monotonic()), (5, time.monotonic())]
+    at.slider(key="frame").set_value(5).run()  # the browser still showed frame 5
+    assert at.session_state["anim_playing"] is True and counters(at)["Micro-batch"] == "6 / 1,200"
+    at.slider(key="frame").set_value(30).run()  # a real scrub pauses there
+    assert at.session_state["anim_playing"] is False and at.slider(key="frame").value == 30
 
 
 def test_setup_from_the_url_and_an_old_release():
