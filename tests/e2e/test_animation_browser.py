@@ -1,0 +1,157 @@
+"""/animation in Debian's Chromium: Play advances the frame, Step adds exactly one micro-batch; screenshots.
+
+Uses the shared `app_server` (`streamlit run app.py`, the page listed in `steplab_ui.navigation.PAGES`).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from steplab.i18n import t
+
+from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
+from .streamlit_page import expect_no_exception, open_app, wait_for_app_run
+
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
+
+SLOW = 90_000  # this machine is shared: first paints can take long
+POSITION = re.compile(r"(?:Frame|动画第) (\d+) (?:of|/) \d+")
+
+
+@pytest.fixture(scope="module")
+def server_url(app_server: StreamlitServer) -> str:
+    return app_server.url
+
+
+def open_animation(browser: Browser, url: str, *, width: int = 1280, height: int = 1000,
+                   scheme: str = "light") -> Page:
+    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+    page = context.new_page()
+    open_app(page, url)
+    expect(page.get_by_test_id("stPlotlyChart").first.locator(".main-svg").first).to_be_visible(timeout=SLOW)
+    return page
+
+
+def position(page: Page) -> int:
+    """The frame shown, read from the caption under the scrubber ("Frame 8 of 49 …" / "动画第 8 / 49 帧 …")."""
+    caption = page.get_by_text(POSITION).first
+    return int(POSITION.search(caption.inner_text(timeout=SLOW)).group(1))
+
+
+def counter(page: Page, label: str):
+    card = page.get_by_test_id("stMetric").filter(has=page.get_by_test_id("stMetricLabel").filter(has_text=label))
+    return card.get_by_test_id("stMetricValue").first
+
+
+def wait_for_position(page: Page, predicate, timeout_s: float = 90.0) -> int:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = position(page)
+        if predicate(value) or time.monotonic() > deadline:
+            return value
+        page.wait_for_timeout(250)
+
+
+def settled_position(page: Page, quiet_ms: int = 2500, timeout_s: float = 90.0) -> int:
+    """The frame once it has not changed for `quiet_ms`."""
+    deadline = time.monotonic() + timeout_s
+    value = position(page)
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(quiet_ms)
+        now = position(page)
+        if now == value:
+            return value
+        value = now
+    return value
+
+
+def test_play_advances_then_step_adds_exactly_one_micro_batch(browser: Browser, server_url: str):
+    page = open_animation(browser, server_url + "/animation?lang=en")
+    try:
+        expect(counter(page, "Micro-batch")).to_have_text("1 / 1,200", timeout=SLOW)
+        wait_for_app_run(page, timeout=SLOW)
+        page.get_by_role("button", name=re.compile(r"^Play")).click()
+        expect(page.get_by_role("button", name=re.compile(r"^Pause"))).to_be_visible(timeout=SLOW)
+        reached = wait_for_position(page, lambda p: p >= 3)
+        assert reached >= 3, "the counter did not advance while playing"
+        expect(counter(page, "Micro-batch")).not_to_have_text("1 / 1,200")
+        page.get_by_role("button", name=re.compile(r"^Pause")).click()
+        expect(page.get_by_role("button", name=re.compile(r"^Play"))).to_be_visible(timeout=SLOW)
+        paused = settled_position(page)  # ticks already on their way when Pause was pressed may still land
+        page.wait_for_timeout(3000)  # paused: no further tick may move it
+        assert position(page) == paused
+        expect(page).to_have_url(re.compile(rf"[?&]frame={paused}(&|$)"), timeout=SLOW)
+
+        page.get_by_role("button", name=re.compile(r"^Next micro-batch")).click()
+        expect(counter(page, "Micro-batch")).to_have_text(f"{paused + 1} / 1,200", timeout=SLOW)
+        wait_for_app_run(page, timeout=SLOW)
+        page.wait_for_timeout(1500)
+        assert position(page) == paused + 1  # exactly one more, and it stays there
+        expect(page).to_have_url(re.compile(rf"[?&]frame={paused + 1}(&|$)"), timeout=SLOW)
+
+        page.mouse.click(5, 5)  # focus the page, not a widget
+        page.keyboard.press("ArrowRight")  # the Step button's shortcut
+        expect(counter(page, "Micro-batch")).to_have_text(f"{paused + 2} / 1,200", timeout=SLOW)
+        expect_no_exception(page)
+    finally:
+        page.context.close()
+
+
+def test_a_shared_link_opens_at_its_frame(browser: Browser, server_url: str):
+    page = open_animation(browser, server_url + "/animation?lang=en&frame=8")
+    try:
+        expect(counter(page, "Updates")).to_have_text("1 / 150", timeout=SLOW)
+        expect(counter(page, "Bucket")).to_have_text("8 / 8", timeout=SLOW)
+        chart = page.get_by_test_id("stPlotlyChart").first
+        expect(chart).to_contain_text("optimizer.step()", timeout=SLOW)
+    finally:
+        page.context.close()
+
+
+SHOTS = [(lang, width, scheme) for lang in ("zh", "en") for width in (1280, 420) for scheme in ("light", "dark")]
+
+
+@pytest.mark.parametrize("lang, width, scheme", SHOTS)
+def test_screenshots(browser: Browser, server_url: str, screenshot_dir: Path, lang: str, width: int, scheme: str):
+    query = "frame=8" + ("&lang=en" if lang == "en" else "")
+    page = open_animation(browser, f"{server_url}/animation?{query}", width=width,
+                          height=1500 if width > 1000 else 2600, scheme=scheme)
+    try:
+        expect(page.get_by_test_id("stMain").locator("h1").first).to_have_text(
+            t(lang, "page.animation.title"), timeout=SLOW)
+        expect(counter(page, t(lang, "anim.metric.updates"))).to_have_text("1 / 150", timeout=SLOW)
+        wait_for_app_run(page, timeout=SLOW)
+        page.wait_for_timeout(600)
+        page.screenshot(path=str(screenshot_dir / f"animation-{lang}-{width}-{scheme}.png"), timeout=SLOW)
+        expect_no_exception(page)
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("lang, scheme", [("zh", "light"), ("en", "dark")])
+def test_presenter_mode_fills_a_projector(browser: Browser, server_url: str, screenshot_dir: Path, lang: str,
+                                          scheme: str):
+    query = "presenter=true&frame=8" + ("&lang=en" if lang == "en" else "")
+    page = open_animation(browser, f"{server_url}/animation?{query}", width=1920, height=1080, scheme=scheme)
+    try:
+        expect(page.get_by_test_id("stSidebar")).to_be_hidden(timeout=SLOW)
+        expect(counter(page, t(lang, "anim.metric.updates"))).to_have_text("1 / 150", timeout=SLOW)
+        wait_for_app_run(page, timeout=SLOW)
+        page.wait_for_timeout(600)
+        page.screenshot(path=str(screenshot_dir / f"animation-presenter-{lang}-1920-{scheme}.png"), timeout=SLOW)
+        metric = counter(page, t(lang, "anim.metric.updates"))
+        deepest = "e => { let n = e; while (n.firstElementChild) n = n.firstElementChild; return n; }"
+        size = metric.evaluate(f"e => parseFloat(getComputedStyle(({deepest})(e)).fontSize)")
+        assert float(size) >= 36  # the number itself, not only its box, is projector-sized
+        chart = page.get_by_test_id("stPlotlyChart").first.bounding_box()
+        narration = page.locator(".st-key-anim_narration").first.bounding_box()
+        assert chart and chart["width"] >= 1700  # the scene spans the projector
+        assert narration and narration["y"] + narration["height"] <= 1080  # and the narration is on screen
+        expect_no_exception(page)
+    finally:
+        page.context.close()
