@@ -64,7 +64,7 @@ def test_cold_deep_link_sidebar_shows_app_menu(browser: Browser, cold_server: St
         for key in ("nav.learn", "nav.explore"):
             expect(bar.get_by_text(t("en", key), exact=True)).to_be_visible(timeout=60_000)
         for key in ("home", "calculator", "compare", "config"):
-            expect(bar.get_by_role("link", name=t("en", f"page.{key}.title"))).to_be_visible()
+            expect(bar.get_by_role("link", name=t("en", f"page.{key}.title"))).to_be_visible(timeout=60_000)
         expect(bar.get_by_test_id("stSidebarNav")).to_have_count(0)  # no legacy file-name menu
         expect(bar.get_by_role("link", name="app", exact=True)).to_have_count(0)
     finally:
