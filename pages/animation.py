@@ -276,7 +276,7 @@ if plan is not None:
         st.caption(t(lang, "anim.shortcuts"))
         st.download_button(
             t(lang, "anim.download"), data=lambda: export_html(
-                timeline, lang, lambda p: animation_view.frame_figure(timeline, p, lang)),
+                timeline, lang, lambda p: animation_view.frame_spec(timeline, p, lang)),
             file_name=f"steplab-animation-{lang}.html", mime="text/html", on_click="ignore",
             icon=":material/download:", help=t(lang, "anim.download_help"),
         )

@@ -155,3 +155,22 @@ def test_presenter_mode_fills_a_projector(browser: Browser, server_url: str, scr
         expect_no_exception(page)
     finally:
         page.context.close()
+
+
+def test_the_html_download_is_a_standalone_animation(browser: Browser, server_url: str, tmp_path: Path):
+    page = open_animation(browser, server_url + "/animation?lang=en")
+    try:
+        with page.expect_download(timeout=SLOW) as download:
+            page.get_by_role("button", name=re.compile(r"Download the animation as HTML")).click()
+        saved = tmp_path / download.value.suggested_filename
+        download.value.save_as(saved)
+        assert saved.name == "steplab-animation-en.html"
+        html = saved.read_text(encoding="utf-8")
+        assert "<title>StepLab · Accumulation animation</title>" in html and len(html) > 3_000_000
+        offline = browser.new_page()
+        offline.goto(saved.as_uri())
+        expect(offline.locator(".main-svg").first).to_be_visible(timeout=SLOW)
+        expect(offline.get_by_text("▶ Play")).to_be_visible(timeout=SLOW)
+        offline.close()
+    finally:
+        page.context.close()
