@@ -1,22 +1,13 @@
 """The self-check page in a real browser: one question answered right, one wrong, and the feedback each gets.
 
-Self-contained: starts `streamlit run pages/selfcheck.py` (the page works alone) and launches Debian's
-Chromium through pytest-playwright. The questions are drawn at random, so the test narrows the draw to
+Runs on the shared app server and Debian's Chromium from tests/e2e/conftest.py. The questions are drawn at random, so the test narrows the draw to
 lesson 10 (choice questions without parameters), reads the prompt on screen, finds it in the bank and
 clicks the option the bank marks right (or wrong). Screenshots go to artifacts/screenshots/.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,8 +19,6 @@ from steplab.i18n import t
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = shutil.which("chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 TIMEOUT = 30_000
 LESSON = 10  # every lesson-10 question is a choice question whose texts do not depend on the seed
 
@@ -37,47 +26,10 @@ pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not on PATH (apt-get install chromium)")]
 
 
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
-    """Debian's Chromium, never a downloaded browser (the same as tests/e2e/conftest.py, if present)."""
-    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
-
-
 @pytest.fixture(scope="module")
-def selfcheck_url() -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    log = tempfile.NamedTemporaryFile(prefix="steplab-quiz-e2e-", suffix=".log", delete=False)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "pages/selfcheck.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(Path(log.name).read_text(errors="replace"))
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.read().strip() == b"ok":
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("streamlit did not become healthy:\n" + Path(log.name).read_text(errors="replace"))
-            time.sleep(0.2)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+def selfcheck_url(app_server) -> str:
+    """The self-check page on the shared app server (tests/e2e/conftest.py)."""
+    return app_server.url + "/selfcheck"
 
 
 def idle(page: Page) -> None:
@@ -88,7 +40,7 @@ def idle(page: Page) -> None:
 
 def open_page(browser: Browser, url: str, lang: str, width: int) -> Page:
     page = browser.new_page(viewport={"width": width, "height": 900})
-    page.goto(f"{url}/?lang={lang}", wait_until="domcontentloaded")
+    page.goto(f"{url}?lang={lang}", wait_until="domcontentloaded")
     page.wait_for_selector("[data-testid='stAppViewContainer']", timeout=TIMEOUT)
     idle(page)
     expect(page.locator("h1").first).to_have_text(t(lang, "page.selfcheck.title"), timeout=TIMEOUT)
