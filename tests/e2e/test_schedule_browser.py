@@ -1,32 +1,24 @@
 """The learning-rate schedule page in a real browser: drawn, hoverable, in zh and en, light and dark, 1280 and 420 px.
 
-Screenshots go to artifacts/screenshots/lr-schedule-*.png. When `/schedule` is in the app's navigation the
-shared `app_server` (`streamlit run app.py`) serves it; until then a small entry script, built like app.py with
-the same pages plus this one, is run from a temporary folder.
+Screenshots go to artifacts/screenshots/lr-schedule-*.png; the shared `app_server` (`streamlit run app.py`)
+serves the page.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from steplab import lr_curve
 from steplab.i18n import t
 from steplab.plan import make_plan
 from steplab.setup import setup_from_mapping
-from steplab_ui.navigation import PAGES
 
-from .conftest import CHROMIUM, ROOT, SKIP_REASON, free_port
+from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import COURSE, expect_no_exception, open_app, title, wait_for_app_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
@@ -37,76 +29,12 @@ MAX_HEIGHT = 12_000
 WIDTHS = (1280, 420)
 THEMES = ("light", "dark")
 SCENARIO = {"lr_scheduler_type": "cosine", "warmup_steps": "15"}
-ENTRY = '''
-import sys
-sys.path.insert(0, {root!r})
-import streamlit as st
-from steplab.i18n import normalise_language, t
-from steplab_ui import navigation, state
-
-st.set_page_config(page_title="StepLab", page_icon=":material/stairs:", layout="wide")
-lang = normalise_language(st.session_state.get("lang") or st.query_params.get("lang"))
-pages = list(navigation.PAGES)
-if all(url != "schedule" for _, _, url, _ in pages):
-    pages.append(("explore", "pages/schedule.py", "schedule", ":material/show_chart:"))
-sections = {{}}
-for index, (section, path, url, icon) in enumerate(pages):
-    page = st.Page({root!r} + "/" + path, title=t(lang, f"page.{{url}}.title"), url_path=url, icon=icon,
-                   default=index == 0)
-    sections.setdefault(t(lang, f"nav.{{section}}"), []).append(page)
-page = st.navigation(sections)
-st.session_state[state.SHELL_SETUP] = state.start()
-try:
-    page.run()
-finally:
-    st.session_state.pop(state.SHELL_SETUP, None)
-'''
-
-
-def _serve(folder: Path) -> Iterator[str]:
-    entry = folder / "steplab_with_schedule.py"
-    entry.write_text(ENTRY.format(root=str(ROOT)), encoding="utf-8")
-    port = free_port()
-    log = tempfile.NamedTemporaryFile(prefix="steplab-schedule-e2e-", suffix=".log", delete=False)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(entry), "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT)},
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(Path(log.name).read_text(errors="replace"))
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.read().strip() == b"ok":
-                        break
-            except (urllib.error.URLError, OSError):
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("streamlit did not become healthy:\n" + Path(log.name).read_text(errors="replace"))
-            time.sleep(0.2)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
 
 
 @pytest.fixture(scope="module")
-def schedule_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The base URL of a server that has `/schedule`."""
-    if any(url == "schedule" for _, _, url, _ in PAGES):
-        yield request.getfixturevalue("app_server").url
-        return
-    yield from _serve(tmp_path_factory.mktemp("schedule-entry"))
+def schedule_server(app_server: StreamlitServer) -> str:
+    """The base URL of the shared app server (`/schedule` is in the navigation)."""
+    return app_server.url
 
 
 @pytest.fixture
@@ -129,6 +57,19 @@ def wait_until_drawn(page: Page, lang: str) -> None:
     expect(chart.locator(".main-svg").first).to_be_visible(timeout=SLOW)
     expect(chart.locator(".legend")).to_contain_text(t(lang, "schedule.run"), timeout=SLOW)
     expect(main.get_by_test_id("stCode")).to_have_count(3, timeout=SLOW)
+
+
+def choose_option(page: Page, box: Locator, name: str) -> None:
+    """Open a selectbox and pick `name`, reopening it if a late re-render of the page closed the list."""
+    option = page.get_by_role("option", name=name, exact=True)
+    for _ in range(10):
+        box.get_by_role("combobox").click()  # the input itself, not the middle of label + input
+        try:
+            option.click(timeout=3_000)
+            return
+        except PlaywrightTimeoutError:
+            page.keyboard.press("Escape")
+    option.click()  # one last try that fails with Playwright's own message
 
 
 def expect_theme(page: Page, theme: str) -> None:
@@ -218,8 +159,7 @@ def test_stop_before_the_horizon_with_overlays(context: BrowserContext, schedule
     main = page.get_by_test_id("stMain")
     for index, kind in ((0, "another scheduler"), (1, "driven by max_steps")):
         box = main.get_by_test_id("stSelectbox").filter(has_text=f"Curve {index + 1}")
-        box.click()
-        page.get_by_role("option", name=kind, exact=True).click()
+        choose_option(page, box, kind)
         wait_for_app_run(page)
     legend = page.get_by_test_id("stPlotlyChart").locator(".legend")
     expect(legend).to_contain_text("planned, never run", timeout=SLOW)
