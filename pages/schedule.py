@@ -240,7 +240,7 @@ def export(current_plan: Plan) -> None:
     with torch_tab:
         st.code(lr_curve.torch_snippet(current_plan, lang), language="python", wrap_lines=True)
     with yaml_tab:
-        st.code(yaml_text, language="yaml")
+        st.code(yaml_text, language="yaml", wrap_lines=True)
 
 
 # ---- the page -----------------------------------------------------------------------------------------------------

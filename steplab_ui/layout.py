@@ -21,6 +21,22 @@ COLOURS = {
     "checkpoint": "#56B4E9",
 }
 
+# WCAG AA contrast (4.5:1) where the theme options of .streamlit/config.toml cannot reach:
+# - syntax-highlighted comments in st.code are grey at 3.6:1 in the light theme: draw them in the code's ink;
+# - the dark theme's primary colour is light (so selected tabs and options read on dark grounds), so the
+#   text on primary buttons turns dark; the dark theme is the one that follows a dark system setting.
+CONTRAST_CSS = """<style>
+[data-testid='stCode'] .token.comment { color: inherit; font-style: italic; }
+@media (prefers-color-scheme: dark) {
+  [data-testid='stBaseButton-primary'], [data-testid='stBaseButton-primary'] * { color: #1d0b0e; }
+}
+</style>"""
+
+
+def contrast_fixes() -> None:
+    """Style-only HTML: Streamlit adds it to the page without taking space."""
+    st.html(CONTRAST_CSS)
+
 
 def header(lang: str, page: str) -> None:
     st.title(t(lang, f"page.{page}.title"))

@@ -269,9 +269,10 @@ def start(standalone: bool = False) -> tuple[TrainingSetup | None, SetupError | 
 
     `standalone`: the page runs without `app.py` (a cold deep link, a test), so it registers the pages itself.
     """
-    from steplab_ui import navigation
+    from steplab_ui import layout, navigation
 
     ensure_session()
+    layout.contrast_fixes()
     if standalone:
         navigation.register(normalise_language(st.session_state.get("lang") or st.query_params.get("lang")))
     lang = language_control()
