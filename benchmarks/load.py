@@ -38,6 +38,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode
 
 import psutil
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -248,7 +249,16 @@ class Session:
         return ""
 
     def set_int(self, key: str, value: int) -> None:
+        """Type into a URL-bound exact input; like the browser, also write the value into the URL's query.
+
+        (The frontend updates the address bar itself for a bound widget the user changed; the server only
+        sends `page_info_changed` when a script or callback changes it. A client that kept the old query
+        would send a stale URL value, which the server then applies: not what a browser does.)
+        """
         self.states = {key: WidgetState(id=self.widgets[key], double_value=value)}
+        query = dict(parse_qsl(self.query))
+        query[key] = str(value)
+        self.query = urlencode(query)
 
     def set_slider(self, label: str) -> None:
         state = WidgetState(id=self.widgets["num_samples__slider"])
