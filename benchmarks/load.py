@@ -17,7 +17,7 @@ Errors: exception elements on the page, a run that does not finish successfully,
 connections, and a total-steps card that disagrees with the engine. The server's RSS (psutil, children
 included) is sampled every 100 ms; the peak during each N is printed.
 
-Run: python benchmarks/load.py [--sessions 1,10,30,60] [--changes 8] [--think 0.5:1.5]
+Run: python benchmarks/load.py [--sessions 1,10,30,60] [--changes 8] [--think 0.5:1.5] [--replicas 1]
 Targets (issue 8): 30 sessions with p95 ≤ 500 ms, zero errors, RSS ≤ 1.5 GB.
 """
 
@@ -106,16 +106,16 @@ class Server:
 class RssSampler(threading.Thread):
     """Peak resident memory of the server process and its children, sampled every `interval` seconds."""
 
-    def __init__(self, pid: int, interval: float = 0.1) -> None:
+    def __init__(self, pids: list[int], interval: float = 0.1) -> None:
         super().__init__(daemon=True)
-        self.process = psutil.Process(pid)
+        self.processes = [psutil.Process(pid) for pid in pids]
         self.interval = interval
         self.peak = 0
         self.stopped = threading.Event()
 
     def current(self) -> int:
         total = 0
-        for proc in [self.process, *self.process.children(recursive=True)]:
+        for proc in self._all():
             try:
                 total += proc.memory_info().rss
             except psutil.Error:
@@ -125,13 +125,16 @@ class RssSampler(threading.Thread):
     def cpu_seconds(self) -> float:
         """User + system CPU time the server (and children) used so far."""
         total = 0.0
-        for proc in [self.process, *self.process.children(recursive=True)]:
+        for proc in self._all():
             try:
                 times = proc.cpu_times()
                 total += times.user + times.system
             except psutil.Error:
                 pass
         return total
+
+    def _all(self) -> list[psutil.Process]:
+        return [proc for server in self.processes for proc in (server, *server.children(recursive=True))]
 
     def reset(self) -> None:
         self.peak = self.current()
@@ -312,11 +315,13 @@ async def student(port: int, changes: int, think: tuple[float, float], timeout: 
         await session.close()
 
 
-async def level(port: int, sessions: int, changes: int, think: tuple[float, float], timeout: float,
+async def level(ports: list[int], sessions: int, changes: int, think: tuple[float, float], timeout: float,
                 seed: int) -> Stats:
+    """`sessions` students at once; student i stays on server i mod len(ports) (a sticky load balancer)."""
     stats = Stats()
     start = asyncio.Event()
-    tasks = [asyncio.create_task(student(port, changes, think, timeout, stats, seed * 1000 + i, start))
+    tasks = [asyncio.create_task(student(ports[i % len(ports)], changes, think, timeout, stats, seed * 1000 + i,
+                                         start))
              for i in range(sessions)]
     start.set()
     await asyncio.gather(*tasks)
@@ -338,18 +343,23 @@ def main() -> None:
     parser.add_argument("--think", default="0.5:1.5", help="think time between changes, min:max s (default 0.5:1.5)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds a rerun may take before it is an error")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--replicas", type=int, default=1,
+                        help="server processes, each session sticky to one (default 1; see README, deployment)")
     args = parser.parse_args()
     levels = [int(n) for n in args.sessions.split(",") if n.strip()]
     low, high = (float(x) for x in args.think.split(":"))
 
-    server = Server()
-    sampler = RssSampler(server.process.pid)
-    sampler.start()
+    servers: list[Server] = []
+    sampler: RssSampler | None = None
     try:
-        print(f"server: streamlit run app.py on 127.0.0.1:{server.port} (pid {server.process.pid}); "
+        servers.extend(Server() for _ in range(max(1, args.replicas)))
+        ports = [server.port for server in servers]
+        sampler = RssSampler([server.process.pid for server in servers])
+        sampler.start()
+        print(f"{len(servers)} server(s): streamlit run app.py on 127.0.0.1 ports {ports}; "
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
-        warm = asyncio.run(level(server.port, 1, 2, (0.1, 0.2), 120.0, args.seed))  # imports, caches
-        print(f"warm-up (not counted): first load {warm.first_loads[0] * 1000:.0f} ms, errors {warm.errors or 0}, "
+        warm = asyncio.run(level(ports, len(ports), 2, (0.1, 0.2), 120.0, args.seed))  # imports, caches
+        print(f"warm-up (not counted): first load {max(warm.first_loads) * 1000:.0f} ms, errors {warm.errors or 0}, "
               f"RSS {sampler.current() / 2**20:.0f} MiB")
         print(f"{'N':>4} {'reruns':>7} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'load p95':>9} {'errors':>7} "
               f"{'peak RSS':>9} {'CPU/run':>8} {'wall s':>7} {'loadavg':>7}")
@@ -357,7 +367,7 @@ def main() -> None:
             sampler.reset()
             cpu_before = sampler.cpu_seconds()
             began = time.perf_counter()
-            stats = asyncio.run(level(server.port, sessions, args.changes, (low, high), args.timeout, args.seed))
+            stats = asyncio.run(level(ports, sessions, args.changes, (low, high), args.timeout, args.seed))
             wall = time.perf_counter() - began
             cpu = (sampler.cpu_seconds() - cpu_before) / max(1, len(stats.latencies) + len(stats.first_loads))
             lat = [s * 1000 for s in stats.latencies]
@@ -371,11 +381,14 @@ def main() -> None:
                     print(f"      e.g. {line}")
             time.sleep(2)  # closed sessions are cleaned up before the next level
     finally:
-        sampler.stopped.set()
-        server.stop()
+        if sampler is not None:
+            sampler.stopped.set()
+        for server in servers:
+            server.stop()
     print("p50/p95/max: change -> script_finished; 'load p95': the first page load of every session, "
-          "all at once. peak RSS: the server and its children. CPU/run: server CPU time per script run (load or change); "
-          "two cores serve at most about 2 / CPU-per-run reruns a second.")
+          "all at once. peak RSS: all servers and their children. CPU/run: server CPU time per script run (load or "
+          "change). One server runs its sessions' scripts under one GIL, so it uses about one core: "
+          "--replicas 2 uses both.")
 
 
 if __name__ == "__main__":

@@ -31,11 +31,11 @@ def cards(plan: Plan, lang: str, columns: int = 3) -> None:
 
 
 def arithmetic(plan: Plan, lang: str) -> None:
-    """The worked arithmetic, one line per step of the reasoning."""
+    """The worked arithmetic, one paragraph per step of the reasoning (one element: cheaper reruns)."""
     colon, dash = ("：", "——") if lang == "zh" else (": ", " — ")
-    for line in explain(plan):
-        note = f"{dash}{line.note.get(lang)}" if line.note else ""
-        st.markdown(f"**{line.label.get(lang)}**{colon}`{line.formula}`{note}")
+    lines = [f"**{line.label.get(lang)}**{colon}`{line.formula}`" + (f"{dash}{line.note.get(lang)}" if line.note else "")
+             for line in explain(plan)]
+    st.markdown("\n\n".join(lines))
 
 
 def warnings(plan: Plan, lang: str) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import plotly.graph_objects as go
 
 from steplab.events import events
@@ -12,8 +14,13 @@ from steplab_ui.layout import COLOURS
 MAX_MARKERS = 2000
 
 
+@lru_cache(maxsize=256)
 def timeline(plan: Plan, lang: str) -> go.Figure:
-    """Optimizer steps on one axis: epoch boundaries, warmup, evaluations, checkpoints and the last step."""
+    """Optimizer steps on one axis: epoch boundaries, warmup, evaluations, checkpoints and the last step.
+
+    Cached per (plan, language) and shared by every session (building it was a fifth of a calculator rerun):
+    draw it, never change it.
+    """
     figure = go.Figure()
     last = max(plan.optimizer_steps, 1)
     horizon = max(plan.max_steps, last)

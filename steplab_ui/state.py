@@ -119,13 +119,22 @@ def _sync_slider(name: str) -> None:
         st.session_state[f"{name}__slider"] = min(stops, key=lambda stop: abs(stop - value))
 
 
+def _is_set(key: str) -> bool:
+    """`key in st.session_state` without its cost (`in` copies the whole state into a dict first)."""
+    try:
+        st.session_state[key]
+    except KeyError:
+        return False
+    return True
+
+
 def _default_arg(key: str, default: Any) -> dict[str, Any]:
     """`value=` only for a widget whose state no callback has set (Streamlit warns about both at once)."""
-    return {} if key in st.session_state else {"value": default}
+    return {} if _is_set(key) else {"value": default}
 
 
 def _default_index(key: str, options: tuple[str, ...]) -> dict[str, Any]:
-    return {} if key in st.session_state else {"index": options.index(widget_default(key))}
+    return {} if _is_set(key) else {"index": options.index(widget_default(key))}
 
 
 def _main_control(name: str, lang: str) -> None:
@@ -142,7 +151,7 @@ def _main_control(name: str, lang: str) -> None:
     except (OverflowError, ValueError):  # Streamlit cannot even read this URL value (e.g. inf for a whole number)
         value = st.number_input(label, value=int(default), key=f"{name}__fallback", **options)
     slider_key = f"{name}__slider"
-    if slider_key not in st.session_state:
+    if not _is_set(slider_key):
         st.session_state[slider_key] = min(stops, key=lambda stop: abs(stop - value))
     with slider_slot:
         st.select_slider(
@@ -226,7 +235,7 @@ def render_sidebar(lang: str) -> None:
         for name in MAIN_FIELDS:
             _main_control(name, lang)
         raw_max = st.query_params.get("max_steps")
-        if "use_max_steps" not in st.session_state:
+        if not _is_set("use_max_steps"):
             st.session_state["use_max_steps"] = bool(raw_max and url_value_problem("max_steps", raw_max) is None
                                                      and float(raw_max) > 0)
         if st.toggle(t(lang, "field.use_max_steps"), key="use_max_steps", help=t(lang, "help.max_steps")):
@@ -243,7 +252,7 @@ def values_from_widgets() -> dict[str, Any]:
     for key in SETUP_KEYS:
         if key == "max_steps":
             value = st.session_state.get("max_steps", -1) if st.session_state.get("use_max_steps") else -1
-        elif f"{key}__fallback" in st.session_state:  # the URL value broke the bound widget; see _main_control
+        elif _is_set(f"{key}__fallback"):  # the URL value broke the bound widget; see _main_control
             value = st.session_state[f"{key}__fallback"]
         else:
             value = st.session_state.get(key, widget_default(key))
@@ -292,7 +301,7 @@ def language_control() -> str:
 
     Not bound with `bind=` because a bound widget stores its *displayed* label in the URL (中文/English).
     """
-    if "lang" not in st.session_state:
+    if not _is_set("lang"):
         st.session_state["lang"] = normalise_language(st.query_params.get("lang"))
     with st.sidebar:
         st.segmented_control(
