@@ -22,9 +22,9 @@ def cards(plan: Plan, lang: str, columns: int = 3) -> None:
         ("card.warmup", fmt_int(plan.warmup_steps)),
         ("card.epochs_run", t(lang, "card.epochs_run_value", epoch=fmt_float(plan.final_epoch, 3))),
     ]
-    slots = st.columns(columns)
-    for index, (key, value) in enumerate(values):
-        slots[index % columns].metric(t(lang, key), value, help=t(lang, f"{key}_help"), border=True)
+    for start in range(0, len(values), columns):  # row by row, so a phone stacks them in reading order
+        for slot, (key, value) in zip(st.columns(columns), values[start:start + columns], strict=False):
+            slot.metric(t(lang, key), value, help=t(lang, f"{key}_help"), border=True)
     if plan.optimizer_steps != plan.max_steps:
         st.info(t(lang, "card.runs_differ", runs=fmt_int(plan.optimizer_steps), total=fmt_int(plan.max_steps)),
                 icon=":material/info:")

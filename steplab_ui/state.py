@@ -107,16 +107,14 @@ def show_url_notices(lang: str) -> None:
 
 
 def _sync_number(name: str) -> None:
-    """The slider moved: copy its stop into the exact input."""
+    """The slider moved: copy its value into the exact input (the one the setup and the URL read)."""
     st.session_state[name] = st.session_state[f"{name}__slider"]
 
 
-def _sync_slider(name: str) -> None:
-    """The exact input changed: move the slider to the nearest stop."""
+def slider_stops(name: str, value: float) -> list[float]:
+    """The slider's round stops plus the exact value, so the slider always shows the number in use."""
     stops = MAIN_FIELDS[name][3]
-    value = st.session_state.get(name)
-    if value is not None:
-        st.session_state[f"{name}__slider"] = min(stops, key=lambda stop: abs(stop - value))
+    return stops if value in stops else sorted({*stops, value})
 
 
 def _is_set(key: str) -> bool:
@@ -138,8 +136,12 @@ def _default_index(key: str, options: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _main_control(name: str, lang: str) -> None:
-    """A slider over round stops, paired with an exact number input (the one bound to the URL)."""
-    low, high, default, stops = MAIN_FIELDS[name]
+    """A slider over round stops, paired with an exact number input (the one bound to the URL).
+
+    The exact input is the one source: the slider's move is copied into it by `_sync_number`, and the slider
+    is set from it before it is drawn, with the exact value among its stops.
+    """
+    low, high, default, _ = MAIN_FIELDS[name]
     is_float = name == "num_train_epochs"
     slider_slot = st.container()
     options = dict(min_value=low, max_value=high, step=0.5 if is_float else 1, format="%.2f" if is_float else "%d",
@@ -147,15 +149,14 @@ def _main_control(name: str, lang: str) -> None:
     label = t(lang, "field.exact", name=t(lang, f"field.{name}"))
     try:
         value = st.number_input(label, **_default_arg(name, float(default) if is_float else int(default)), key=name,
-                                bind=BIND, on_change=_sync_slider, args=(name,), **options)
+                                bind=BIND, **options)
     except (OverflowError, ValueError):  # Streamlit cannot even read this URL value (e.g. inf for a whole number)
         value = st.number_input(label, value=int(default), key=f"{name}__fallback", **options)
     slider_key = f"{name}__slider"
-    if not _is_set(slider_key):
-        st.session_state[slider_key] = min(stops, key=lambda stop: abs(stop - value))
+    st.session_state[slider_key] = value  # the slider follows the exact input (typed, from the URL or a preset)
     with slider_slot:
         st.select_slider(
-            t(lang, f"field.{name}"), options=stops, key=slider_key, help=t(lang, f"help.{name}"),
+            t(lang, f"field.{name}"), options=slider_stops(name, value), key=slider_key, help=t(lang, f"help.{name}"),
             format_func=(lambda v: f"{v:g}") if is_float else fmt_int, on_change=_sync_number, args=(name,),
         )
 
@@ -180,9 +181,6 @@ def apply_values(values: dict[str, Any]) -> None:
         elif key in MAIN_FIELDS and key != "num_train_epochs":
             value = int(value)
         st.session_state[key] = value
-    for name, (_, _, default, stops) in MAIN_FIELDS.items():
-        value = st.session_state.get(name, default)
-        st.session_state[f"{name}__slider"] = min(stops, key=lambda stop: abs(stop - value))
 
 
 def _load_preset() -> None:

@@ -63,7 +63,11 @@ def test_calculator_course_default_and_slider():
     expected = make_plan(setup_from_mapping({"num_samples": 1001, "per_device_train_batch_size": 4,
                                              "gradient_accumulation_steps": 16, "num_train_epochs": 3})[0])
     assert total_steps(at) == fmt_int(expected.max_steps)
-    assert at.select_slider(key="num_samples__slider").value == 1000
+    assert at.select_slider(key="num_samples__slider").value == 1001  # the slider shows the number in use
+    assert "1,001" in at.select_slider(key="num_samples__slider").options
+    at.select_slider(key="num_samples__slider").set_value(2000).run()
+    assert at.number_input(key="num_samples").value == 2000
+    assert "1,001" not in at.select_slider(key="num_samples__slider").options  # only the value in use is added
 
 
 @pytest.mark.parametrize("key", list(presets()))
