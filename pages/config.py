@@ -70,7 +70,7 @@ else:
     flavour = st.segmented_control(t(lang, "config.flavour"), ["llamafactory", "hf"], default="llamafactory",
                                    key="config_flavour", required=True,
                                    format_func=lambda f: t(lang, f"config.flavour_{f}"))
-    text = write_config(setup.to_dict(), flavour=flavour)
+    text = write_config(setup.to_dict(), flavour=flavour, lang=lang)
     st.code(text, language="yaml", wrap_lines=True)  # no sideways scroll region (axe)
     st.download_button(t(lang, "config.download"), text, file_name="steplab_setup.yaml", mime="application/x-yaml",
                        icon=":material/download:", on_click="ignore")

@@ -227,7 +227,7 @@ def export(current_plan: Plan) -> None:
                                help=t(lang, "schedule.csv_help", rows=fmt_int(runs)))
         elif lr_curve.drawable(current_plan):
             st.caption(t(lang, "schedule.csv_too_long", rows=fmt_int(runs), limit=fmt_int(lr_curve.CSV_LIMIT)))
-    yaml_text = lr_curve.setup_yaml(current_plan.setup)
+    yaml_text = lr_curve.setup_yaml(current_plan.setup, lang)
     with right:
         st.download_button(t(lang, "schedule.yaml"), data=yaml_text, file_name="steplab-setup.yaml",
                            mime="application/x-yaml", key="sched_yaml", on_click="ignore",

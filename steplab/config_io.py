@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from steplab.i18n import Text, fmt_int
+from steplab.i18n import Text, fmt_int, t
 from steplab.setup import DEFAULTS, FIELD_NAMES, setup_from_mapping
 
 MAX_BYTES = 256 * 1024
@@ -869,19 +869,11 @@ def read_config(
 
 # --------------------------------------------------------------------------- write
 
-_COMMENTS = {
-    "num_samples": "StepLab: training samples after preprocessing; LLaMA-Factory counts them itself",
-    "world_size": "StepLab: data-parallel processes; set by the launcher, not by this file",
-    "trainer": "StepLab: the Trainer version profile",
-    "limit_train_batches": "StepLab: Lightning's limit_train_batches; not a TrainingArguments key",
-}
-
-
 def _dump(name: str, value: Any) -> str:
     return yaml.safe_dump({name: value}, default_flow_style=False, sort_keys=False, allow_unicode=True)
 
 
-def write_config(setup_values: Mapping[str, Any], *, flavour: str = "llamafactory") -> str:
+def write_config(setup_values: Mapping[str, Any], *, flavour: str = "llamafactory", lang: str = "en") -> str:
     """YAML text of a setup that LLaMA-Factory (`flavour="llamafactory"`) or `HfArgumentParser` (`"hf"`) loads.
 
     The values are validated with `setup_from_mapping` first (so `SetupError` for bad input; keys it
@@ -889,7 +881,8 @@ def write_config(setup_values: Mapping[str, Any], *, flavour: str = "llamafactor
     `num_samples`, `world_size`, `trainer` (and `limit_train_batches` when set) become comment lines
     at the top, which `read_config` reads back. Keys equal to the Trainer's default are left out,
     except the core ones (batch size, accumulation, epochs, learning rate, scheduler, warmup);
-    `max_steps` only when positive; `lr_scheduler_kwargs` only when not empty.
+    `max_steps` only when positive; `lr_scheduler_kwargs` only when not empty. Comments are in `lang`
+    (the keys and values are the same in every language).
     """
     if flavour not in ("llamafactory", "hf"):
         raise ValueError(f"flavour must be 'llamafactory' or 'hf', got {flavour!r}")
@@ -912,10 +905,6 @@ def write_config(setup_values: Mapping[str, Any], *, flavour: str = "llamafactor
         return value != defaults[name]
 
     if flavour == "llamafactory":
-        lines = [
-            "# StepLab export: the training part of a LLaMA-Factory config (llamafactory-cli train).",
-            "# Add model_name_or_path, stage, finetuning_type, dataset, template and output_dir before training.",
-        ]
         sections = (
             ("### output", ("logging_strategy", "logging_steps", "save_strategy", "save_steps")),
             ("### train", ("per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate",
@@ -924,17 +913,14 @@ def write_config(setup_values: Mapping[str, Any], *, flavour: str = "llamafactor
             ("### eval", ("eval_strategy", "eval_steps")),
         )
     else:
-        lines = [
-            "# StepLab export: Hugging Face TrainingArguments as YAML",
-            "# (HfArgumentParser(TrainingArguments).parse_yaml_file; add output_dir if your version needs it).",
-        ]
         sections = (("", TRAINING_ARGUMENT_FIELDS),)
+    lines = [f"# {t(lang, f'export.{flavour}.title')}", f"# {t(lang, f'export.{flavour}.hint')}"]
     for name in STEPLAB_ONLY:
         value = values[name]
         if value is None:
             continue
         shown = repr(value) if isinstance(value, float) else str(value)
-        lines.append(f"# {name}: {shown}  ({_COMMENTS[name]})")
+        lines.append(f"# {name}: {shown}  (StepLab{t(lang, 'export.colon')}{t(lang, f'export.comment.{name}')})")
     written = set()
     for title, names in sections:
         body = []
@@ -942,8 +928,7 @@ def write_config(setup_values: Mapping[str, Any], *, flavour: str = "llamafactor
             if not wanted(name):
                 continue
             if name == "warmup_ratio":
-                body.append("# warmup_ratio: a deprecated alias in transformers 5.0-5.8, rejected by later versions;"
-                            " there write warmup_steps below 1 (a ratio)")
+                body.append(f"# warmup_ratio: {t(lang, 'export.warmup_ratio')}")
             body.append(_dump(name, values[name]).rstrip("\n"))
         written.update(names)
         if not body:

@@ -415,9 +415,9 @@ def csv_text(plan: Plan) -> str:
 
 
 @lru_cache(maxsize=64)
-def setup_yaml(setup: TrainingSetup) -> str:
-    """The setup as a LLaMA-Factory training YAML (`steplab.config_io.write_config`)."""
-    return write_config(setup.to_dict())
+def setup_yaml(setup: TrainingSetup, lang: str = "en") -> str:
+    """The setup as a LLaMA-Factory training YAML (`steplab.config_io.write_config`), comments in `lang`."""
+    return write_config(setup.to_dict(), lang=lang)
 
 
 _COMMENTS = {
@@ -474,11 +474,9 @@ def get_scheduler_snippet(plan: Plan, lang: str = "en") -> str:
 def _step_function(plan: Plan) -> Any:
     """The per-step λ (a function or a `functools.partial`) that `schedules.torch_scheduler` hands to LambdaLR."""
     setup = plan.setup
-    profile = plan.profile.id
-    resolved = schedules._resolved(setup.lr_scheduler_type, setup.scheduler_kwargs, profile=profile,
-                                   learning_rate=setup.learning_rate)
-    return schedules._step_function(setup.lr_scheduler_type, plan.warmup_steps, plan.max_steps, resolved,
-                                    setup.learning_rate, schedules._release(profile))
+    return schedules.step_function(setup.lr_scheduler_type, warmup_steps=plan.warmup_steps,
+                                   total_steps=plan.max_steps, kwargs=setup.scheduler_kwargs,
+                                   learning_rate=setup.learning_rate, profile=plan.profile.id)
 
 
 @lru_cache(maxsize=64)

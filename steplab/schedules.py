@@ -717,6 +717,19 @@ def _step_function(name: str, W: int, T: int, kw: dict[str, Any], lr: float, rel
     raise KeyError(name)
 
 
+def step_function(name: str, *, warmup_steps: int, total_steps: int, kwargs: dict | None, learning_rate: float,
+                  profile: str = "hf-5") -> Callable[[int], float]:
+    """The per-step multiplier λ(step) of `name` for one run, as the Trainer of `profile` builds it.
+
+    The learning rate of update k is `learning_rate * λ(k - 1)`. Checks the kwargs the way the Trainer
+    does (`TrainerRefusal` when it would refuse). Not for the metric-driven `reduce_lr_on_plateau`.
+    """
+    if name == "reduce_lr_on_plateau":
+        raise _metric_driven(name)
+    resolved = _resolved(name, kwargs, profile=profile, learning_rate=learning_rate)
+    return _step_function(name, warmup_steps, total_steps, resolved, learning_rate, _release(profile))
+
+
 def torch_scheduler(optimizer: Any, name: str, *, warmup_steps: int, total_steps: int, kwargs: dict | None,
                     profile: str = "hf-5") -> Any:
     """A plain-torch scheduler giving the same LR as the Trainer's (no transformers import).
@@ -728,8 +741,7 @@ def torch_scheduler(optimizer: Any, name: str, *, warmup_steps: int, total_steps
     from torch.optim.lr_scheduler import LambdaLR, ReduceLROnPlateau
 
     lr = optimizer.defaults["lr"]
-    resolved = _resolved(name, kwargs, profile=profile, learning_rate=lr)
     if name == "reduce_lr_on_plateau":
-        return ReduceLROnPlateau(optimizer, **resolved)
-    step_fn = _step_function(name, warmup_steps, total_steps, resolved, lr, _release(profile))
-    return LambdaLR(optimizer, step_fn)
+        return ReduceLROnPlateau(optimizer, **_resolved(name, kwargs, profile=profile, learning_rate=lr))
+    return LambdaLR(optimizer, step_function(name, warmup_steps=warmup_steps, total_steps=total_steps,
+                                             kwargs=kwargs, learning_rate=lr, profile=profile))

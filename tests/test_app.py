@@ -139,3 +139,20 @@ def test_compare_add_and_remove_columns():
 def test_catalogues_have_the_same_keys():
     assert set(catalogue("zh")) == set(catalogue("en"))
     assert all(catalogue("zh").values()) and all(catalogue("en").values())
+
+
+@pytest.mark.parametrize(("params", "english", "chinese"), [
+    ({}, "4 per device, accumulation 8, 1 GPU, 3 epochs.", "1 张 GPU，训练 3 轮。"),
+    ({"world_size": "2", "num_train_epochs": "1"}, "2 GPUs, 1 epoch.", "2 张 GPU，训练 1 轮。"),
+])
+def test_home_sentence_counts_gpus_and_epochs(params, english, chinese):
+    for lang, expected in (("en", english), ("zh", chinese)):
+        at = run("pages/home.py", lang=lang, **params)
+        sentence = next(m.value for m in at.markdown if m.value.startswith(catalogue(lang)["home.current"][:4]))
+        assert expected in sentence
+        plan = make_plan(setup_from_mapping({"num_samples": 1600, "per_device_train_batch_size": 4,
+                                             "gradient_accumulation_steps": 8, "num_train_epochs": 3,
+                                             **{k: float(v) for k, v in params.items()}})[0])
+        assert f"**{fmt_int(plan.max_steps)}**" in sentence
+        blurbs = [c.value for c in at.caption]
+        assert catalogue(lang)["home.link.calculator"] in blurbs

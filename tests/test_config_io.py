@@ -534,14 +534,26 @@ setups = st.fixed_dictionaries(
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(values=setups, flavour=st.sampled_from(["llamafactory", "hf"]))
-def test_round_trip(values, flavour):
+@given(values=setups, flavour=st.sampled_from(["llamafactory", "hf"]), lang=st.sampled_from(["en", "zh"]))
+def test_round_trip(values, flavour, lang):
     setup, unknown = setup_from_mapping(values)
     assert unknown == []
-    text = write_config(setup.to_dict(), flavour=flavour)
+    text = write_config(setup.to_dict(), flavour=flavour, lang=lang)
     result = read_config(text)
     assert not result.needs_num_samples
     again, unknown = setup_from_mapping(result.values)
     assert unknown == []
     assert again == setup
-    assert write_config(again.to_dict(), flavour=flavour) == text
+    assert write_config(again.to_dict(), flavour=flavour, lang=lang) == text
+
+
+@pytest.mark.parametrize("flavour", ["llamafactory", "hf"])
+def test_export_comments_follow_the_language(flavour):
+    values = {"num_samples": 1600, "world_size": 2, "warmup_ratio": 0.1}
+    english, chinese = (write_config(values, flavour=flavour, lang=lang) for lang in ("en", "zh"))
+    comments = [[line for line in text.splitlines() if line.startswith("#")] for text in (english, chinese)]
+    assert all(line.isascii() for line in comments[0])
+    assert all(not line.isascii() for line in comments[1] if not line.startswith("###"))
+    strip = [[line for line in text.splitlines() if not line.startswith("#")] for text in (english, chinese)]
+    assert strip[0] == strip[1]  # keys and values do not depend on the language
+    assert read_config(chinese).values == read_config(english).values

@@ -239,8 +239,10 @@ def test_exports():
     codes = [c.value.strip() for c in at.code]
     assert lr_curve.get_scheduler_snippet(plan, "en").strip() in codes
     assert lr_curve.torch_snippet(plan, "en").strip() in codes
-    assert lr_curve.setup_yaml(plan.setup).strip() in codes
+    assert lr_curve.setup_yaml(plan.setup, "en").strip() in codes
     assert yaml.safe_load(lr_curve.setup_yaml(plan.setup))["lr_scheduler_type"] == "cosine"
+    chinese = run(lang="zh", lr_scheduler_type="cosine", warmup_steps="15")
+    assert lr_curve.setup_yaml(shown_setup(chinese).setup, "zh").strip() in [c.value.strip() for c in chinese.code]
 
 
 def test_a_million_steps_stay_small():

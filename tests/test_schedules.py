@@ -664,3 +664,15 @@ def test_property_warmup_ramps_from_zero_to_peak(name, W, extra):
     assert np.all(np.diff(lr[: W + 1]) > 0)  # rising through warmup
     assert lr[W] == pytest.approx(LR, rel=1e-12)  # update W + 1 at the peak
     assert np.all(np.diff(lr[W:]) <= 0)  # then never rising within the horizon
+
+
+@pytest.mark.parametrize(("name", "W", "T", "kwargs"), GRID)
+def test_public_step_function_matches_the_vectorised_curve(name, W, T, kwargs):
+    """`step_function` (the λ handed to LambdaLR and printed in the plain-torch snippet) is the curve, step by step."""
+    if name == "reduce_lr_on_plateau":
+        with pytest.raises(SetupError):
+            S.step_function(name, warmup_steps=W, total_steps=T, kwargs=kwargs, learning_rate=LR)
+        return
+    curve = S.learning_rates(name, T + 5, warmup_steps=W, total_steps=T, kwargs=kwargs, learning_rate=LR)
+    lam = S.step_function(name, warmup_steps=W, total_steps=T, kwargs=kwargs, learning_rate=LR)
+    np.testing.assert_allclose([LR * lam(k) for k in range(T + 5)], curve, rtol=1e-12, atol=1e-18)
