@@ -38,7 +38,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=S
 
 SLOW = 60_000
 BLOCKING = ("serious", "critical")
-LANGUAGES = ("zh", "en")
 # Light in both languages; dark (same colours whatever the language) in Chinese only, to keep CI short.
 AUDITS = (("light", "zh"), ("light", "en"), ("dark", "zh"))
 MAX_TABS = 120
