@@ -362,19 +362,21 @@ def main() -> None:
         print(f"warm-up (not counted): first load {max(warm.first_loads) * 1000:.0f} ms, errors {warm.errors or 0}, "
               f"RSS {sampler.current() / 2**20:.0f} MiB")
         print(f"{'N':>4} {'reruns':>7} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'load p95':>9} {'errors':>7} "
-              f"{'peak RSS':>9} {'CPU/run':>8} {'wall s':>7} {'loadavg':>7}")
+              f"{'peak RSS':>9} {'CPU/run':>8} {'wall s':>7} {'loadavg':>7} {'client':>7}")
         for sessions in levels:
             sampler.reset()
             cpu_before = sampler.cpu_seconds()
+            client_before = time.process_time()
             began = time.perf_counter()
             stats = asyncio.run(level(ports, sessions, args.changes, (low, high), args.timeout, args.seed))
             wall = time.perf_counter() - began
+            client = (time.process_time() - client_before) / wall  # cores this load generator took itself
             cpu = (sampler.cpu_seconds() - cpu_before) / max(1, len(stats.latencies) + len(stats.first_loads))
             lat = [s * 1000 for s in stats.latencies]
             errors = sum(stats.errors.values())
             print(f"{sessions:>4} {len(lat):>7} {percentile(lat, 50):>7.0f} {percentile(lat, 95):>7.0f} "
                   f"{max(lat, default=float('nan')):>7.0f} {percentile([s * 1000 for s in stats.first_loads], 95):>9.0f} "
-                  f"{errors:>7} {sampler.peak / 2**20:>5.0f} MiB {cpu * 1000:>5.0f} ms {wall:>7.1f} {os.getloadavg()[0]:>7.1f}")
+                  f"{errors:>7} {sampler.peak / 2**20:>5.0f} MiB {cpu * 1000:>5.0f} ms {wall:>7.1f} {os.getloadavg()[0]:>7.1f} {client:>6.0%}")
             if stats.errors:
                 print(f"      errors: {stats.errors}")
                 for line in stats.mismatches[:3]:
@@ -388,7 +390,7 @@ def main() -> None:
     print("p50/p95/max: change -> script_finished; 'load p95': the first page load of every session, "
           "all at once. peak RSS: all servers and their children. CPU/run: server CPU time per script run (load or "
           "change). One server runs its sessions' scripts under one GIL, so it uses about one core: "
-          "--replicas 2 uses both.")
+          "--replicas 2 uses both. client: share of one core this script itself used (it runs on the same machine).")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ PAGES = (
 
 
 ROOT = Path(__file__).resolve().parents[1]
+_BUILT = "_steplab_nav_pages"
 
 
 def navigation(lang: str) -> dict[str, list[st.Page]]:
@@ -40,7 +41,9 @@ def register(lang: str) -> st.Page:
     A page that runs alone — a cold deep link while the server is still in the legacy `pages/` mode —
     calls this too, so the very first run switches the server to `st.navigation` for good.
     """
-    return st.navigation(navigation(lang), position="hidden")
+    sections = navigation(lang)
+    st.session_state[_BUILT] = (lang, sections)  # the menu of this run reuses them
+    return st.navigation(sections, position="hidden")
 
 
 def menu(lang: str) -> None:
@@ -49,8 +52,10 @@ def menu(lang: str) -> None:
     `client.showSidebarNavigation = false` hides the legacy menu of the pages/ folder, and with it
     st.navigation's own menu, so StepLab draws this one in both cases.
     """
+    built = st.session_state.get(_BUILT)
+    sections = built[1] if built and built[0] == lang else navigation(lang)
     with st.sidebar:
-        for section, pages in navigation(lang).items():
+        for section, pages in sections.items():
             st.caption(section)
             for page in pages:
                 st.page_link(page, label=page.title, icon=page.icon)

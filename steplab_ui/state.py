@@ -254,13 +254,19 @@ def values_from_widgets() -> dict[str, Any]:
             value = st.session_state[f"{key}__fallback"]
         else:
             value = st.session_state.get(key, widget_default(key))
+        values[key] = value
+    try:
+        setup_from_mapping(values)
+        return values  # the usual case: one validation instead of one per field
+    except SetupError:
+        pass
+    for key, value in values.items():
         try:
             setup_from_mapping({key: value})
         except SetupError:
             if key not in noticed:
                 st.session_state[NOTICES].append((key, str(value)))
-            value = widget_default(key)
-        values[key] = value
+            values[key] = widget_default(key)
     return values
 
 
