@@ -5,11 +5,14 @@ from __future__ import annotations
 import math
 
 from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from steplab.plan import make_plan
 from steplab.setup import setup_from_mapping
 
 TIMEOUT_MS = 60_000
+HEIGHT = 900  # the browser window of the screenshot tests
+MAX_HEIGHT = 12_000  # full-page shots stop here
 COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
           "world_size": 1, "num_train_epochs": 3}
 
@@ -62,3 +65,47 @@ def hand_total_steps(samples: int, batch: int, accumulation: int, epochs: float)
 def expect_no_exception(page: Page) -> None:
     expect(page.get_by_test_id("stException")).to_have_count(0)
     assert "Traceback" not in page.locator("body").inner_text()
+
+
+SIDEBAR_OPEN = """() => {
+    const box = document.querySelector("[data-testid='stSidebar']").getBoundingClientRect();
+    return box.width > 0 && box.left >= 0;
+}"""
+
+
+def sidebar_open(page: Page) -> bool:
+    return bool(page.evaluate(SIDEBAR_OPEN))
+
+
+def open_sidebar(page: Page) -> None:
+    """Click the expand button until the sidebar stays open (a late resize handler may collapse it again)."""
+    for _ in range(4):
+        if not sidebar_open(page):
+            page.get_by_test_id("stExpandSidebarButton").click()
+        try:
+            page.wait_for_function(SIDEBAR_OPEN, timeout=10_000)
+        except PlaywrightTimeoutError:
+            continue
+        page.wait_for_timeout(1_000)  # the slide-in transition, and any late collapse
+        if sidebar_open(page):
+            return
+    raise AssertionError("the sidebar did not stay open at 420 px")
+
+
+def set_size(page: Page, width: int, height: int = HEIGHT) -> None:
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_timeout(300)
+
+
+def grow_to_full_height(page: Page, width: int) -> None:
+    """Streamlit scrolls inside `stMain` (and the sidebar), not the document: make the viewport as tall as the
+    content so that the full-page screenshot holds all of it."""
+    height = page.evaluate(
+        """(open) => {
+            const main = document.querySelector("[data-testid='stMain']");
+            const content = document.querySelector("[data-testid='stSidebarContent']");
+            return Math.max(main ? main.scrollHeight : 0, open && content ? content.scrollHeight : 0);
+        }""",
+        sidebar_open(page),
+    )
+    set_size(page, width, max(HEIGHT, min(int(height), MAX_HEIGHT)))

@@ -19,13 +19,20 @@ from steplab.plan import make_plan
 from steplab.setup import setup_from_mapping
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
-from .streamlit_page import COURSE, expect_no_exception, open_app, title, wait_for_app_run
+from .streamlit_page import (
+    COURSE,
+    HEIGHT,
+    expect_no_exception,
+    grow_to_full_height,
+    open_app,
+    set_size,
+    title,
+    wait_for_app_run,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
 
 SLOW = 60_000
-HEIGHT = 900
-MAX_HEIGHT = 12_000
 WIDTHS = (1280, 420)
 THEMES = ("light", "dark")
 SCENARIO = {"lr_scheduler_type": "cosine", "warmup_steps": "15"}
@@ -87,17 +94,6 @@ def expect_theme(page: Page, theme: str) -> None:
         return dark ? background < 80 && text > 128 : background > 200 && text < 128;
     }"""
     page.wait_for_function(script, arg=theme == "dark", timeout=SLOW)
-
-
-def set_size(page: Page, width: int, height: int = HEIGHT) -> None:
-    page.set_viewport_size({"width": width, "height": height})
-    page.wait_for_timeout(300)
-
-
-def grow_to_full_height(page: Page, width: int) -> None:
-    """Streamlit scrolls inside `stMain`: make the viewport as tall as the content for a full-page shot."""
-    height = page.evaluate("() => document.querySelector(\"[data-testid='stMain']\").scrollHeight")
-    set_size(page, width, max(HEIGHT, min(int(height), MAX_HEIGHT)))
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

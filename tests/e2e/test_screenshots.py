@@ -13,18 +13,26 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from steplab.i18n import t
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
-from .streamlit_page import expect_no_exception, open_app, sidebar, title, wait_for_app_run
+from .streamlit_page import (
+    HEIGHT,
+    expect_no_exception,
+    grow_to_full_height,
+    open_app,
+    open_sidebar,
+    set_size,
+    sidebar,
+    sidebar_open,
+    title,
+    wait_for_app_run,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
 
 SLOW = 60_000
-HEIGHT = 900
-MAX_HEIGHT = 12_000
 WIDTHS = (1280, 420)
 THEMES = ("light", "dark")
 PAGES = {"home": "/", "calculator": "/calculator", "compare": "/compare", "config": "/config", "lessons": "/lessons",
@@ -75,50 +83,6 @@ def expect_theme(page: Page, theme: str) -> None:
         return dark ? y < 80 : y > 200;
     }}"""
     page.wait_for_function(script, arg=theme == "dark", timeout=SLOW)
-
-
-SIDEBAR_OPEN = """() => {
-    const box = document.querySelector("[data-testid='stSidebar']").getBoundingClientRect();
-    return box.width > 0 && box.left >= 0;
-}"""
-
-
-def sidebar_open(page: Page) -> bool:
-    return bool(page.evaluate(SIDEBAR_OPEN))
-
-
-def open_sidebar(page: Page) -> None:
-    """Click the expand button until the sidebar stays open (a late resize handler may collapse it again)."""
-    for _ in range(4):
-        if not sidebar_open(page):
-            page.get_by_test_id("stExpandSidebarButton").click()
-        try:
-            page.wait_for_function(SIDEBAR_OPEN, timeout=10_000)
-        except PlaywrightTimeoutError:
-            continue
-        page.wait_for_timeout(1_000)  # the slide-in transition, and any late collapse
-        if sidebar_open(page):
-            return
-    raise AssertionError("the sidebar did not stay open at 420 px")
-
-
-def set_size(page: Page, width: int, height: int = HEIGHT) -> None:
-    page.set_viewport_size({"width": width, "height": height})
-    page.wait_for_timeout(300)
-
-
-def grow_to_full_height(page: Page, width: int) -> None:
-    """Streamlit scrolls inside `stMain` (and the sidebar), not the document: make the viewport as tall as the
-    content so that the full-page screenshot holds all of it."""
-    height = page.evaluate(
-        """(open) => {
-            const main = document.querySelector("[data-testid='stMain']");
-            const content = document.querySelector("[data-testid='stSidebarContent']");
-            return Math.max(main ? main.scrollHeight : 0, open && content ? content.scrollHeight : 0);
-        }""",
-        sidebar_open(page),
-    )
-    set_size(page, width, max(HEIGHT, min(int(height), MAX_HEIGHT)))
 
 
 def shoot(page: Page, directory: Path, name: str, lang: str, width: int, theme: str) -> None:
