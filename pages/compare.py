@@ -59,7 +59,7 @@ for slot, column in zip(columns, ids, strict=True):
             key = f"cmp_{column}_{field}"
             label = t(lang, f"field.{field}")
             if field == "trainer":
-                st.selectbox(label, list(PROFILES), key=key)
+                st.selectbox(label, list(PROFILES), key=key, format_func=lambda k: f"{k} · {PROFILES[k].matched}")
             elif field == "num_train_epochs":
                 st.number_input(label, min_value=0.01, max_value=100.0, step=0.5, key=key)
             elif field == "eval_steps":

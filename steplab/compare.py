@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.events import events, interval
+from steplab.events import events, interval, rhythm
 from steplab.i18n import Text, fmt_float, fmt_int
 from steplab.plan import Plan, make_plan
 from steplab.setup import setup_from_mapping
@@ -33,16 +33,8 @@ def _plan(values: dict[str, Any]) -> Plan | str:
         return f"{refusal.error_type}: {refusal.message}"
 
 
-def _eval_in_epochs(plan: Plan, lang: str) -> str:
-    if plan.setup.eval_strategy != "steps":
-        return Text("每轮结束时", "at every epoch end").get(lang) if plan.setup.eval_strategy == "epoch" else "—"
-    every = interval(plan, "eval")
-    epochs = every / plan.num_update_steps_per_epoch if plan.num_update_steps_per_epoch else 0
-    if abs(epochs - 1) < 1e-9:
-        return Text("每轮一次", "once per epoch").get(lang)
-    if epochs < 1 and abs(1 / epochs - round(1 / epochs)) < 1e-9:
-        return Text(f"每轮 {round(1 / epochs)} 次", f"{round(1 / epochs)} times per epoch").get(lang)
-    return Text(f"每 {fmt_float(epochs, 2)} 轮一次", f"every {fmt_float(epochs, 2)} epochs").get(lang)
+def evaluation_rhythm(plan: Plan, lang: str) -> str:
+    return rhythm(plan).get(lang)
 
 
 ROWS: tuple[tuple[Text, Any], ...] = (
@@ -52,7 +44,7 @@ ROWS: tuple[tuple[Text, Any], ...] = (
     (Text("有效批次", "Effective batch"), lambda p, lang: fmt_int(p.total_train_batch_size)),
     (Text("评估间隔(步)", "Evaluation interval (steps)"),
      lambda p, lang: fmt_int(interval(p, "eval")) if p.setup.eval_strategy == "steps" else "—"),
-    (Text("评估间隔(轮)", "Evaluation interval (epochs)"), _eval_in_epochs),
+    (Text("评估间隔(轮)", "Evaluation interval (epochs)"), evaluation_rhythm),
     (Text("评估发生在第几步", "Evaluations at steps"),
      lambda p, lang: (", ".join(fmt_int(k) for k in events(p, "eval").steps(limit=8))
                       + (" …" if events(p, "eval").count() > 8 else "")) or "—"),
@@ -81,11 +73,11 @@ def _summary(index: int, p: Plan, lang: str) -> str:
         f"{s.world_size} 卡 = 每次更新 {fmt_int(p.total_train_batch_size)} 条;每轮 {fmt_int(p.num_update_steps_per_epoch)} "
         f"步,共 {fmt_int(p.max_steps)} 步。",
         f"Column {index + 1}: batch {s.per_device_train_batch_size} × accumulation {s.gradient_accumulation_steps} × "
-        f"{s.world_size} GPU(s) = {fmt_int(p.total_train_batch_size)} samples per update; "
+        f"{s.world_size} {'GPU' if s.world_size == 1 else 'GPUs'} = {fmt_int(p.total_train_batch_size)} samples per update; "
         f"{fmt_int(p.num_update_steps_per_epoch)} steps per epoch, {fmt_int(p.max_steps)} in all.",
     ).get(lang)
     if s.eval_strategy == "steps":
         every = fmt_int(interval(p, "eval"))
-        sentence += Text(f"每 {every} 步评估 = {_eval_in_epochs(p, 'zh')}。",
-                         f" Evaluation every {every} steps = {_eval_in_epochs(p, 'en')}.").get(lang)
+        sentence += Text(f"每 {every} 步评估 = {evaluation_rhythm(p, 'zh')}。",
+                         f" Evaluation every {every} steps = {evaluation_rhythm(p, 'en')}.").get(lang)
     return sentence

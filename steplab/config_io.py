@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 
 from steplab.i18n import Text, fmt_int, t
+from steplab.profiles import PROFILES
 from steplab.setup import DEFAULTS, FIELD_NAMES, setup_from_mapping
 
 MAX_BYTES = 256 * 1024
@@ -920,7 +921,8 @@ def write_config(setup_values: Mapping[str, Any], *, flavour: str = "llamafactor
         if value is None:
             continue
         shown = repr(value) if isinstance(value, float) else str(value)
-        lines.append(f"# {name}: {shown}  (StepLab{t(lang, 'export.colon')}{t(lang, f'export.comment.{name}')})")
+        note = t(lang, f"export.comment.{name}", release=PROFILES[value].matched if name == "trainer" else "")
+        lines.append(f"# {name}: {shown}  (StepLab{t(lang, 'export.colon')}{note})")
     written = set()
     for title, names in sections:
         body = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from steplab.arguments import effective_interval_setting, interval_steps
+from steplab.i18n import Text, fmt_float
 from steplab.plan import Plan
 
 KINDS = ("eval", "save", "log")
@@ -66,3 +67,17 @@ def events(plan: Plan, kind: str) -> Events:
         if not every or plan.max_steps % every:
             final.append(plan.max_steps)
     return Events(every, steps_done if every else 0, tuple(final), plan if strategy == "epoch" else None)
+
+
+def rhythm(plan: Plan) -> Text:
+    """How often evaluation falls, in epochs: "once per epoch", "twice per epoch", "once every 1.5 epochs"."""
+    if plan.setup.eval_strategy != "steps":
+        return Text("每轮结束时", "at every epoch end") if plan.setup.eval_strategy == "epoch" else Text("—", "—")
+    every = interval(plan, "eval")
+    epochs = every / plan.num_update_steps_per_epoch if plan.num_update_steps_per_epoch else 0
+    if abs(epochs - 1) < 1e-9:
+        return Text("每轮一次", "once per epoch")
+    if 0 < epochs < 1 and abs(1 / epochs - round(1 / epochs)) < 1e-9:
+        times = round(1 / epochs)
+        return Text(f"每轮 {times} 次", "twice per epoch" if times == 2 else f"{times} times per epoch")
+    return Text(f"每 {fmt_float(epochs, 3)} 轮一次", f"once every {fmt_float(epochs, 3)} epochs")

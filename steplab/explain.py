@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from steplab.arguments import warmup_ratio_in_use
-from steplab.events import events, interval
+from steplab.events import events, interval, rhythm
 from steplab.i18n import Text, fmt_float, fmt_int
 from steplab.plan import Plan
 
@@ -130,13 +130,9 @@ def _eval(plan: Plan) -> list[Line]:
     shown = ", ".join(_n(k) for k in steps) + (" …" if events(plan, "eval").count() > 6 else "")
     every = interval(plan, "eval") if plan.setup.eval_strategy == "steps" else None
     if every:
-        per_epoch = every / plan.num_update_steps_per_epoch
         formula = f"eval_steps = {_n(every)} → {shown or '—'}"
-        if per_epoch == 1:
-            note = Text(f"每 {_n(every)} 步 = 每轮评估一次。", f"Every {_n(every)} steps = once per epoch.")
-        else:
-            note = Text(f"每 {_n(every)} 步 = 每 {fmt_float(per_epoch, 2)} 轮评估一次。",
-                        f"Every {_n(every)} steps = every {fmt_float(per_epoch, 2)} epochs.")
+        when = rhythm(plan)
+        note = Text(f"每 {_n(every)} 步评估一次 = {when.zh}。", f"every {_n(every)} steps = {when.en}.")
     else:
         formula = f"eval_strategy = epoch → {shown or '—'}"
         note = None

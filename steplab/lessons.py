@@ -92,7 +92,13 @@ class Lesson:
         return quantity(self.plan(head), rest)
 
     def say(self, text: Text, lang: str) -> str:
-        return self.fill(text.get(lang))
+        """The text in `lang`, numbers filled in; a Chinese line break inside a paragraph joins without the
+        space Markdown would put there."""
+        said = self.fill(text.get(lang))
+        return _CJK_BREAK.sub("", said) if lang == "zh" else said
+
+
+_CJK_BREAK = re.compile(r"(?<=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef])\n(?=[\u4e00-\u9fff\uff00-\uffef])")
 
 
 def _bilingual(value: Any, source: str, where: str) -> Text:

@@ -640,8 +640,8 @@ def variant_label(kind: str, value: Any, plan: Plan) -> Text:
     """The legend name of an overlay, with the horizon it leads to."""
     total = fmt_int(plan.max_steps)
     if kind == "scheduler":
-        return Text(f"{value} · T = {total}", f"{value} · T = {total}")
+        return Text(f"{value} · 共 {total} 步", f"{value} · {total} steps")
     if kind == "max_steps":
         return Text(f"max_steps = {fmt_int(int(value))}", f"max_steps = {fmt_int(int(value))}")
     epochs = fmt_float(float(value), 2)
-    return Text(f"{epochs} 轮 → T = {total}", f"{epochs} epochs → T = {total}")
+    return Text(f"{epochs} 轮 → 共 {total} 步", f"{epochs} epochs → {total} steps")

@@ -6,7 +6,7 @@ from functools import lru_cache
 
 import plotly.graph_objects as go
 
-from steplab.events import events
+from steplab.events import events, interval, rhythm
 from steplab.i18n import fmt_int, t
 from steplab.plan import Plan
 from steplab_ui.layout import COLOURS
@@ -61,17 +61,8 @@ def timeline_sentence(plan: Plan, lang: str) -> str:
     per_epoch = plan.num_update_steps_per_epoch
     parts = [t(lang, "timeline.summary", steps=fmt_int(plan.optimizer_steps), per_epoch=fmt_int(per_epoch),
                epochs=f"{plan.final_epoch:.3g}")]
-    from steplab.events import interval
-
     if plan.setup.eval_strategy == "steps" and (every := interval(plan, "eval")):
-        ratio = every / per_epoch if per_epoch else 0
-        if abs(ratio - round(ratio)) < 1e-9 and round(ratio) == 1:
-            rhythm = t(lang, "timeline.once_per_epoch")
-        elif ratio < 1 and abs(1 / ratio - round(1 / ratio)) < 1e-9:
-            rhythm = t(lang, "timeline.times_per_epoch", times=round(1 / ratio))
-        else:
-            rhythm = t(lang, "timeline.every_epochs", epochs=f"{ratio:.3g}")
-        parts.append(t(lang, "timeline.eval_rhythm", every=fmt_int(every), rhythm=rhythm))
+        parts.append(t(lang, "timeline.eval_rhythm", every=fmt_int(every), rhythm=rhythm(plan).get(lang)))
     elif plan.setup.eval_strategy == "epoch":
         parts.append(t(lang, "timeline.eval_epoch"))
-    return " ".join(parts)
+    return ("" if lang == "zh" else " ").join(parts)  # Chinese sentences follow each other without a space

@@ -28,7 +28,8 @@ COLOURS = {
 CONTRAST_CSS = """<style>
 [data-testid='stCode'] .token.comment { color: inherit; font-style: italic; }
 @media (prefers-color-scheme: dark) {
-  [data-testid='stBaseButton-primary'], [data-testid='stBaseButton-primary'] * { color: #1d0b0e; }
+  [data-testid='stBaseButton-primary']:not(:disabled),
+  [data-testid='stBaseButton-primary']:not(:disabled) * { color: #1d0b0e; }
 }
 </style>"""
 

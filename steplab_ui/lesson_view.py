@@ -36,7 +36,7 @@ def predict(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool =
     scenario, name = block.data["scenario"], block.data["quantity"]
     plan = lesson.plan(scenario)
     answer = lesson.value(f"{scenario}.{name}")
-    st.markdown(f"**{t(lang, 'lesson.predict')}** {lesson.say(block.text('prompt'), lang)}")
+    st.markdown(f"**{t(lang, 'lesson.predict')}**  \n{lesson.say(block.text('prompt'), lang)}")  # label, line break, prompt
     revealed = st.session_state.get(f"{key}_revealed", False)
     if not presenter:
         guess = st.number_input(t(lang, "lesson.your_guess"), value=None, step=1.0, format="%g",

@@ -18,6 +18,7 @@ from steplab.lr_curve import Curve
 from steplab_ui.layout import COLOURS
 
 OVERLAY_DASHES = ("dot", "dashdot", "longdash")
+OVERLAY_COLOURS = ("#0072B2", "#9B59B6", "#8C6D1F")  # blue, purple, olive: apart from the run's vermilion
 OVERLAY_CAP = 800  # points per overlay curve (the main curve gets lr_curve.CAP): keeps 3 overlays under 200 KB
 OVERLAY_EXACT_LIMIT = 200_000  # an overlay evaluates at most this many updates (an even grid beyond)
 MARKER_CAP = 400  # evaluation / checkpoint markers drawn at most (every n-th one beyond that)
@@ -125,8 +126,9 @@ def figure(result: Curve, lang: str, overlays: Sequence[Overlay] = ()) -> go.Fig
         trace = overlay.curve.run
         traces.append({
             "type": "scatter", "x": trace.steps, "y": trace.rates, "customdata": trace.epochs[:, None],
-            "mode": "lines", "name": overlay.name, "opacity": 0.6,
-            "line": {"color": COLOURS["update"], "width": 2, "dash": OVERLAY_DASHES[index % len(OVERLAY_DASHES)]},
+            "mode": "lines", "name": overlay.name, "opacity": 0.8,
+            "line": {"color": OVERLAY_COLOURS[index % len(OVERLAY_COLOURS)], "width": 2,
+                     "dash": OVERLAY_DASHES[index % len(OVERLAY_DASHES)]},
             "hovertemplate": "<b>" + overlay.name + "</b><br>" + _lr_hover(lang, samples=False) + "<extra></extra>",
         })
     if result.planned is not None:

@@ -97,3 +97,23 @@ def test_predict_then_reveal():
     at.number_input(key=f"{key}_guess").set_value(answer).run()
     at.button(key=f"{key}_reveal").click().run()
     assert any("答对了" in s.value for s in at.success)
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.id for lesson in LESSONS])
+def test_chinese_paragraphs_join_their_lines_without_a_space(lesson):
+    """A line break inside a Chinese paragraph would show as a stray space; `say` joins such lines."""
+    import re
+
+    from steplab.i18n import Text
+
+    joined = 0
+    for block in lesson.blocks:
+        if block.kind != "text":
+            continue
+        source = block.data["zh"]
+        said = lesson.say(Text(source, block.data["en"]), "zh")
+        assert not re.search(r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]\n[\u4e00-\u9fff\uff00-\uffef]", said)
+        joined += source.count("\n") - said.count("\n")
+        assert "\n\n" not in source or "\n\n" in said  # paragraphs stay paragraphs
+    if lesson.number == 1:
+        assert joined > 0  # the first lesson has such a line break: the join really happens

@@ -366,7 +366,8 @@ def test_variants_for_overlays():
     assert epochs.max_steps == 100 and not epochs.setup.uses_max_steps
     other = lr_curve.variant(plan, "scheduler", "cosine_with_min_lr")
     assert other.scheduler_kwargs == {"min_lr_rate": 0.1}
-    assert lr_curve.variant_label("epochs", 2.0, epochs).en == "2 epochs → T = 100"
+    assert lr_curve.variant_label("epochs", 2.0, epochs).en == f"2 epochs → {epochs.max_steps} steps"
+    assert lr_curve.variant_label("epochs", 2.0, epochs).zh == f"2 轮 → 共 {epochs.max_steps} 步"
     assert "reduce_lr_on_plateau" not in lr_curve.overlay_schedulers("hf-5")
     with pytest.raises(ValueError):
         lr_curve.variant(plan, "warmup", 3)

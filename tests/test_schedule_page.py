@@ -196,9 +196,9 @@ def test_overlays_draw_other_curves_and_say_when_one_is_refused():
     at.selectbox(key="sched_cmp_2_kind").set_value("epochs").run()
     at.number_input(key="sched_cmp_2_epochs").set_value(1.5).run()
     figure = spec(at)
-    for name, setup in (("cosine · T = 150", base.setup.replace(lr_scheduler_type="cosine")),
+    for name, setup in (("cosine · 150 steps", base.setup.replace(lr_scheduler_type="cosine")),
                         ("max_steps = 400", base.setup.replace(max_steps=400)),
-                        ("1.5 epochs → T = 75", base.setup.replace(num_train_epochs=1.5))):
+                        ("1.5 epochs → 75 steps", base.setup.replace(num_train_epochs=1.5))):
         overlay = trace(figure, name)
         plan = make_plan(setup)
         steps = array(overlay["x"]).astype(int)
