@@ -236,9 +236,9 @@ def export(current_plan: Plan) -> None:
     hf, torch_tab, yaml_tab = st.tabs([t(lang, "schedule.tab_hf"), t(lang, "schedule.tab_torch"),
                                        t(lang, "schedule.tab_yaml")])
     with hf:
-        st.code(lr_curve.get_scheduler_snippet(current_plan, lang), language="python", wrap_lines=True)
+        st.code(lr_curve.get_scheduler_snippet(current_plan, lang), language="python")  # wrapped Python misleads
     with torch_tab:
-        st.code(lr_curve.torch_snippet(current_plan, lang), language="python", wrap_lines=True)
+        st.code(lr_curve.torch_snippet(current_plan, lang), language="python")
     with yaml_tab:
         st.code(yaml_text, language="yaml", wrap_lines=True)
 

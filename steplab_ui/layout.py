@@ -23,10 +23,12 @@ COLOURS = {
 
 # WCAG AA contrast (4.5:1) where the theme options of .streamlit/config.toml cannot reach:
 # - syntax-highlighted comments in st.code are grey at 3.6:1 in the light theme: draw them in the code's ink;
+# - a wrapped code line continues 4 columns in (hanging indent), so wrapped Python never looks dedented;
 # - the dark theme's primary colour is light (so selected tabs and options read on dark grounds), so the
 #   text on primary buttons turns dark; the dark theme is the one that follows a dark system setting.
 CONTRAST_CSS = """<style>
 [data-testid='stCode'] .token.comment { color: inherit; font-style: italic; }
+[data-testid='stCode'] code[style*='pre-wrap'] > span { display: block; padding-left: 4ch; text-indent: -4ch; }
 @media (prefers-color-scheme: dark) {
   [data-testid='stBaseButton-primary']:not(:disabled),
   [data-testid='stBaseButton-primary']:not(:disabled) * { color: #1d0b0e; }
