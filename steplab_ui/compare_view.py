@@ -21,7 +21,7 @@ def table(setups: list[dict[str, Any]], lang: str) -> None:
     frame = pd.DataFrame([row.cells for row in rows], index=[row.label for row in rows], columns=headers)
     differs = pd.DataFrame([row.differs for row in rows], index=frame.index, columns=headers)
     styled = frame.style.apply(lambda _: differs.replace({True: HIGHLIGHT, False: ""}), axis=None)
-    st.dataframe(styled, width="stretch")
+    st.table(styled)  # an HTML table: its cells wrap on a phone instead of being cut off
     st.caption(t(lang, "compare.legend"))
     for sentence in summaries:
         st.markdown(f"- {sentence}")

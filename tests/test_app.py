@@ -128,7 +128,7 @@ def test_yaml_import_good_and_bad(tmp_path):
 
 def test_compare_add_and_remove_columns():
     at = run("pages/compare.py", lang="en")
-    frame = at.dataframe[0].value
+    frame = at.table[0].value
     assert list(frame.loc["Total steps"]) == ["150", "300", "150"]
     at.button(key="cmp_0_remove").click().run()
     assert len(at.session_state["cmp_ids"]) == 2

@@ -61,7 +61,7 @@ def wait_until_drawn(page: Page, name: str, lang: str) -> None:
         expect(main.get_by_test_id("stPlotlyChart")).to_have_count(1, timeout=SLOW)
         expect(main.get_by_test_id("stCode")).to_have_count(1, timeout=SLOW)
     elif name == "compare":
-        expect(main.get_by_test_id("stDataFrame").locator("canvas").first).to_be_attached(timeout=SLOW)
+        expect(main.get_by_test_id("stTable").first).to_be_visible(timeout=SLOW)
     elif name == "config":
         expect(main.get_by_test_id("stCode")).to_have_count(1, timeout=SLOW)
     elif name == "labs":  # lab A's real torch run has finished and drawn its table
