@@ -111,6 +111,12 @@ def app_server() -> Iterator[StreamlitServer]:
 
 
 @pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict) -> dict:
+    """pytest-playwright's `context` / `page`: a 1280 × 900 window in the light scheme (tests resize as needed)."""
+    return {**browser_context_args, "viewport": {"width": 1280, "height": 900}, "color_scheme": "light"}
+
+
+@pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
     """pytest-playwright launches Debian's Chromium instead of a downloaded one."""
     if CHROMIUM is None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
@@ -27,12 +26,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=S
 
 SLOW = 60_000
 
-
-@pytest.fixture
-def context(browser: Browser) -> Iterator[BrowserContext]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    yield context
-    context.close()
 
 
 @pytest.fixture

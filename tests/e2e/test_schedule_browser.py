@@ -6,11 +6,10 @@ serves the page.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
+from playwright.sync_api import BrowserContext, Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from steplab import lr_curve
@@ -21,7 +20,6 @@ from steplab.setup import setup_from_mapping
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import (
     COURSE,
-    HEIGHT,
     expect_no_exception,
     grow_to_full_height,
     open_app,
@@ -37,18 +35,6 @@ WIDTHS = (1280, 420)
 THEMES = ("light", "dark")
 SCENARIO = {"lr_scheduler_type": "cosine", "warmup_steps": "15"}
 
-
-@pytest.fixture(scope="module")
-def schedule_server(app_server: StreamlitServer) -> str:
-    """The base URL of the shared app server (`/schedule` is in the navigation)."""
-    return app_server.url
-
-
-@pytest.fixture
-def context(browser: Browser) -> Iterator[BrowserContext]:
-    context = browser.new_context(viewport={"width": WIDTHS[0], "height": HEIGHT}, color_scheme="light")
-    yield context
-    context.close()
 
 
 def schedule_url(base: str, lang: str, **params: str) -> str:
@@ -97,10 +83,10 @@ def expect_theme(page: Page, theme: str) -> None:
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_schedule_page_screenshots(context: BrowserContext, schedule_server: str, screenshot_dir: Path,
+def test_schedule_page_screenshots(context: BrowserContext, app_server: StreamlitServer, screenshot_dir: Path,
                                    lang: str) -> None:
     page = context.new_page()
-    open_app(page, schedule_url(schedule_server, lang, **SCENARIO))
+    open_app(page, schedule_url(app_server.url, lang, **SCENARIO))
     wait_until_drawn(page, lang)
     plan = make_plan(setup_from_mapping({**COURSE, "eval_strategy": "steps", "eval_steps": 50, **SCENARIO})[0])
     sentence = lr_curve.summary(lr_curve.curve(plan)).get(lang)
@@ -120,9 +106,9 @@ def test_schedule_page_screenshots(context: BrowserContext, schedule_server: str
             expect_no_exception(page)
 
 
-def test_hover_shows_step_epoch_samples_and_learning_rate(context: BrowserContext, schedule_server: str) -> None:
+def test_hover_shows_step_epoch_samples_and_learning_rate(context: BrowserContext, app_server: StreamlitServer) -> None:
     page = context.new_page()
-    open_app(page, schedule_url(schedule_server, "en", **SCENARIO))
+    open_app(page, schedule_url(app_server.url, "en", **SCENARIO))
     wait_until_drawn(page, "en")
     chart = page.get_by_test_id("stPlotlyChart")
     step = 90  # no marker there
@@ -144,11 +130,11 @@ def test_hover_shows_step_epoch_samples_and_learning_rate(context: BrowserContex
     expect_no_exception(page)
 
 
-def test_stop_before_the_horizon_with_overlays(context: BrowserContext, schedule_server: str,
+def test_stop_before_the_horizon_with_overlays(context: BrowserContext, app_server: StreamlitServer,
                                                screenshot_dir: Path) -> None:
     """4.46 edge case: 16 updates of 50 planned, plus two overlays; a screenshot for the eye."""
     page = context.new_page()
-    open_app(page, schedule_url(schedule_server, "en", num_samples="4", per_device_train_batch_size="2",
+    open_app(page, schedule_url(app_server.url, "en", num_samples="4", per_device_train_batch_size="2",
                                 gradient_accumulation_steps="3", max_steps="50", trainer="hf-4.46", warmup_steps="5",
                                 eval_strategy="steps", eval_steps="10"))
     wait_until_drawn(page, "en")

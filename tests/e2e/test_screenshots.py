@@ -8,11 +8,10 @@ Every state asserts the page drew completely and shows no Streamlit exception an
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 from steplab.i18n import t
 
@@ -98,12 +97,6 @@ def shoot(page: Page, directory: Path, name: str, lang: str, width: int, theme: 
     page.screenshot(path=directory / f"{name}-{lang}-{width}-{theme}.png", full_page=True, animations="disabled")
     expect_no_exception(page)
 
-
-@pytest.fixture
-def context(browser: Browser) -> Iterator[BrowserContext]:
-    context = browser.new_context(viewport={"width": WIDTHS[0], "height": HEIGHT}, color_scheme="light")
-    yield context
-    context.close()
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
