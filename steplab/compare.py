@@ -33,10 +33,6 @@ def _plan(values: dict[str, Any]) -> Plan | str:
         return f"{refusal.error_type}: {refusal.message}"
 
 
-def evaluation_rhythm(plan: Plan, lang: str) -> str:
-    return rhythm(plan).get(lang)
-
-
 ROWS: tuple[tuple[Text, Any], ...] = (
     (Text("每轮小批次(每卡)", "Micro-batches per epoch (per device)"), lambda p, lang: fmt_int(p.micro_batches_per_epoch)),
     (Text("每轮更新步数", "Updates per epoch"), lambda p, lang: fmt_int(p.num_update_steps_per_epoch)),
@@ -44,7 +40,7 @@ ROWS: tuple[tuple[Text, Any], ...] = (
     (Text("有效批次", "Effective batch"), lambda p, lang: fmt_int(p.total_train_batch_size)),
     (Text("评估间隔(步)", "Evaluation interval (steps)"),
      lambda p, lang: fmt_int(interval(p, "eval")) if p.setup.eval_strategy == "steps" else "—"),
-    (Text("评估间隔(轮)", "Evaluation interval (epochs)"), evaluation_rhythm),
+    (Text("评估间隔(轮)", "Evaluation interval (epochs)"), lambda p, lang: rhythm(p).get(lang)),
     (Text("评估发生在第几步", "Evaluations at steps"),
      lambda p, lang: (", ".join(fmt_int(k) for k in events(p, "eval").steps(limit=8))
                       + (" …" if events(p, "eval").count() > 8 else "")) or "—"),
@@ -78,6 +74,6 @@ def _summary(index: int, p: Plan, lang: str) -> str:
     ).get(lang)
     if s.eval_strategy == "steps":
         every = fmt_int(interval(p, "eval"))
-        sentence += Text(f"每 {every} 步评估 = {evaluation_rhythm(p, 'zh')}。",
-                         f" Evaluation every {every} steps = {evaluation_rhythm(p, 'en')}.").get(lang)
+        when = rhythm(p)
+        sentence += Text(f"每 {every} 步评估 = {when.zh}。", f" Evaluation every {every} steps = {when.en}.").get(lang)
     return sentence

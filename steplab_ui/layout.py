@@ -21,12 +21,12 @@ COLOURS = {
     "checkpoint": "#56B4E9",
 }
 
-# WCAG AA contrast (4.5:1) where the theme options of .streamlit/config.toml cannot reach:
+# Readability the theme options of .streamlit/config.toml cannot reach (WCAG AA contrast is 4.5:1):
 # - syntax-highlighted comments in st.code are grey at 3.6:1 in the light theme: draw them in the code's ink;
 # - a wrapped code line continues 4 columns in (hanging indent), so wrapped Python never looks dedented;
 # - the dark theme's primary colour is light (so selected tabs and options read on dark grounds), so the
 #   text on primary buttons turns dark; the dark theme is the one that follows a dark system setting.
-CONTRAST_CSS = """<style>
+READABILITY_CSS = """<style>
 [data-testid='stCode'] .token.comment { color: inherit; font-style: italic; }
 [data-testid='stCode'] code[style*='pre-wrap'] > span { display: block; padding-left: 4ch; text-indent: -4ch; }
 @media (prefers-color-scheme: dark) {
@@ -36,9 +36,9 @@ CONTRAST_CSS = """<style>
 </style>"""
 
 
-def contrast_fixes() -> None:
+def readability_fixes() -> None:
     """Style-only HTML: Streamlit adds it to the page without taking space."""
-    st.html(CONTRAST_CSS)
+    st.html(READABILITY_CSS)
 
 
 def header(lang: str, page: str) -> None:

@@ -285,7 +285,7 @@ def start(standalone: bool = False) -> tuple[TrainingSetup | None, SetupError | 
     from steplab_ui import layout, navigation
 
     ensure_session()
-    layout.contrast_fixes()
+    layout.readability_fixes()
     if standalone:
         navigation.register(normalise_language(st.session_state.get("lang") or st.query_params.get("lang")))
     lang = language_control()
