@@ -12,8 +12,11 @@ from steplab.warnings import plan_warnings
 from steplab_ui import charts, layout
 
 
-def cards(plan: Plan, lang: str, columns: int = 3) -> None:
-    """The result cards: micro-batches, updates per epoch, total steps, effective batch, warmup, epochs run."""
+def cards(plan: Plan, lang: str, key: str = "") -> None:
+    """The result cards: micro-batches, updates per epoch, total steps, effective batch, warmup, epochs run.
+
+    `key`: tells apart several sets of cards on one page (a lesson).
+    """
     values = [
         ("card.micro_batches", fmt_int(plan.micro_batches_per_epoch)),
         ("card.updates_per_epoch", fmt_int(plan.num_update_steps_per_epoch)),
@@ -22,9 +25,11 @@ def cards(plan: Plan, lang: str, columns: int = 3) -> None:
         ("card.warmup", fmt_int(plan.warmup_steps)),
         ("card.epochs_run", t(lang, "card.epochs_run_value", epoch=fmt_float(plan.final_epoch, 3))),
     ]
-    for start in range(0, len(values), columns):  # row by row, so a phone stacks them in reading order
-        for slot, (key, value) in zip(st.columns(columns), values[start:start + columns], strict=False):
-            slot.metric(t(lang, key), value, help=t(lang, f"{key}_help"), border=True)
+    # One wrapping row (see layout.CARDS_KEY), in reading order on any width: 7 elements where rows of
+    # columns took 14, and every element costs a rerun about half a millisecond of server time.
+    with st.container(horizontal=True, gap="small", key=layout.CARDS_KEY + key):
+        for key, value in values:
+            st.metric(t(lang, key), value, help=t(lang, f"{key}_help"), border=True)
     if plan.optimizer_steps != plan.max_steps:
         st.info(t(lang, "card.runs_differ", runs=fmt_int(plan.optimizer_steps), total=fmt_int(plan.max_steps)),
                 icon=":material/info:")

@@ -18,42 +18,46 @@ MAX_MARKERS = 2000
 def timeline(plan: Plan, lang: str) -> go.Figure:
     """Optimizer steps on one axis: epoch boundaries, warmup, evaluations, checkpoints and the last step.
 
-    Cached per (plan, language) and shared by every session (building it was a fifth of a calculator rerun):
-    draw it, never change it.
+    Built from plain dicts without plotly's per-property validation (the tests validate it), and cached per
+    (plan, language) for every session: building it was a fifth of a calculator rerun. Draw it, never change it.
     """
-    figure = go.Figure()
     last = max(plan.optimizer_steps, 1)
     horizon = max(plan.max_steps, last)
+    shapes, annotations = [], []
     if plan.warmup_steps:
-        figure.add_vrect(x0=0, x1=min(plan.warmup_steps, horizon), fillcolor=COLOURS["accumulation"], opacity=0.15,
-                         line_width=0, annotation_text=t(lang, "timeline.warmup"), annotation_position="top left")
+        shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": 0, "x1": min(plan.warmup_steps, horizon),
+                       "y0": 0, "y1": 1, "fillcolor": COLOURS["accumulation"], "opacity": 0.15, "line": {"width": 0},
+                       "layer": "below"})
+        annotations.append({"xref": "x", "yref": "paper", "x": 0, "y": 1, "xanchor": "left", "yanchor": "top",
+                            "showarrow": False, "text": t(lang, "timeline.warmup")})
     ends = plan.epoch_end_steps(MAX_MARKERS)
-    figure.add_trace(go.Scatter(
-        x=ends, y=[0.5] * len(ends), mode="markers", name=t(lang, "timeline.epoch_end"),
-        marker={"symbol": "line-ns-open", "size": 40, "color": COLOURS["epoch"], "line": {"width": 3}},
-        hovertemplate=t(lang, "timeline.epoch_hover") + "<extra></extra>",
-        customdata=list(range(1, len(ends) + 1)),
-    ))
+    traces = [{
+        "type": "scatter", "x": ends, "y": [0.5] * len(ends), "mode": "markers", "name": t(lang, "timeline.epoch_end"),
+        "marker": {"symbol": "line-ns-open", "size": 40, "color": COLOURS["epoch"], "line": {"width": 3}},
+        "hovertemplate": t(lang, "timeline.epoch_hover") + "<extra></extra>",
+        "customdata": list(range(1, len(ends) + 1)),
+    }]
     for kind, y, symbol, colour in (("eval", 0.75, "diamond", "eval"), ("save", 0.25, "square", "checkpoint")):
         steps = events(plan, kind).steps(limit=MAX_MARKERS)
-        figure.add_trace(go.Scatter(
-            x=steps, y=[y] * len(steps), mode="markers", name=t(lang, f"timeline.{kind}"),
-            marker={"symbol": symbol, "size": 12, "color": COLOURS[colour]},
-            hovertemplate=t(lang, f"timeline.{kind}_hover") + "<extra></extra>",
-        ))
-    figure.add_trace(go.Scatter(
-        x=[plan.optimizer_steps], y=[0.5], mode="markers+text", name=t(lang, "timeline.stop"),
-        marker={"symbol": "x", "size": 14, "color": COLOURS["update"]},
-        text=[t(lang, "timeline.stop_label", step=fmt_int(plan.optimizer_steps))], textposition="top left",
-        hovertemplate=t(lang, "timeline.stop_hover") + "<extra></extra>",
-    ))
-    figure.update_layout(
-        height=210, margin={"l": 10, "r": 10, "t": 30, "b": 40}, showlegend=True,
-        legend={"orientation": "h", "y": 1.25, "x": 0},
-        xaxis={"title": t(lang, "timeline.x"), "range": [0, horizon * 1.03 + 1], "separatethousands": True},
-        yaxis={"visible": False, "range": [0, 1.2]},
-    )
-    return figure
+        traces.append({
+            "type": "scatter", "x": steps, "y": [y] * len(steps), "mode": "markers", "name": t(lang, f"timeline.{kind}"),
+            "marker": {"symbol": symbol, "size": 12, "color": COLOURS[colour]},
+            "hovertemplate": t(lang, f"timeline.{kind}_hover") + "<extra></extra>",
+        })
+    traces.append({
+        "type": "scatter", "x": [plan.optimizer_steps], "y": [0.5], "mode": "markers+text",
+        "name": t(lang, "timeline.stop"), "marker": {"symbol": "x", "size": 14, "color": COLOURS["update"]},
+        "text": [t(lang, "timeline.stop_label", step=fmt_int(plan.optimizer_steps))], "textposition": "top left",
+        "hovertemplate": t(lang, "timeline.stop_hover") + "<extra></extra>",
+    })
+    layout = {
+        "height": 210, "margin": {"l": 10, "r": 10, "t": 30, "b": 40}, "showlegend": True,
+        "legend": {"orientation": "h", "y": 1.25, "x": 0},
+        "xaxis": {"title": {"text": t(lang, "timeline.x")}, "range": [0, horizon * 1.03 + 1], "separatethousands": True},
+        "yaxis": {"visible": False, "range": [0, 1.2]},
+        "shapes": shapes, "annotations": annotations,
+    }
+    return go.Figure(data=traces, layout=layout, _validate=False)
 
 
 def timeline_sentence(plan: Plan, lang: str) -> str:

@@ -26,6 +26,9 @@ COLOURS = {
 # - a wrapped code line continues 4 columns in (hanging indent), so wrapped Python never looks dedented;
 # - the dark theme's primary colour is light (so selected tabs and options read on dark grounds), so the
 #   text on primary buttons turns dark; the dark theme is the one that follows a dark system setting.
+# And one layout rule: result cards (containers keyed `CARDS_KEY…`) share a wrapping row evenly, at least 13rem
+# each: three a row on a wide page, one a row on a phone.
+CARDS_KEY = "steplab_cards"
 READABILITY_CSS = """<style>
 [data-testid='stCode'] .token.comment { color: inherit; font-style: italic; }
 [data-testid='stCode'] code[style*='pre-wrap'] > span { display: block; padding-left: 4ch; text-indent: -4ch; }
@@ -33,6 +36,7 @@ READABILITY_CSS = """<style>
   [data-testid='stBaseButton-primary']:not(:disabled),
   [data-testid='stBaseButton-primary']:not(:disabled) * { color: #1d0b0e; }
 }
+[class*='st-key-steplab_cards'] > .stElementContainer { flex: 1 1 13rem; }
 </style>"""
 
 

@@ -18,7 +18,7 @@ def _open_in_app(lesson: Lesson, scenario: str) -> None:
 def calculator(lesson: Lesson, block: Block, lang: str, key: str) -> None:
     scenario = block.data["scenario"]
     plan = lesson.plan(scenario)
-    calculator_view.cards(plan, lang)
+    calculator_view.cards(plan, lang, key=f"_{key}")
     with st.expander(t(lang, "lesson.show_arithmetic")):
         calculator_view.arithmetic(plan, lang)
     st.button(t(lang, "lesson.use_setup"), key=f"{key}_use", on_click=_open_in_app, args=(lesson, scenario),
