@@ -22,10 +22,10 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from apptest_timing import one_script_cache  # this folder (the script's own)
 from streamlit.runtime.forward_msg_queue import ForwardMsgQueue
-from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
-from streamlit.testing.v1 import AppTest, app_test, local_script_runner
+from streamlit.testing.v1 import AppTest, local_script_runner
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # the page imports steplab_ui from the repository
@@ -72,18 +72,6 @@ class Recorder:
             yield self
         finally:
             ScriptRunner._run_script, ForwardMsgQueue.enqueue = original_run, original_enqueue
-
-
-@contextmanager
-def one_script_cache():
-    """A server compiles the page once and keeps the bytecode; AppTest makes a new cache every run."""
-    originals = app_test.ScriptCache, local_script_runner.ScriptCache
-    shared = ScriptCache()
-    app_test.ScriptCache = local_script_runner.ScriptCache = lambda: shared
-    try:
-        yield
-    finally:
-        app_test.ScriptCache, local_script_runner.ScriptCache = originals
 
 
 @contextmanager
