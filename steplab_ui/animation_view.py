@@ -21,8 +21,9 @@ LANES = (2.0, 42.0, 10.0, 50.0)  # x0, x1, y0, y1 of the lane area
 BUCKET = (50.0, 64.0, 10.0, 48.0)
 OPTIMIZER = (70.0, 99.0, 24.0, 42.0)
 FAINT = "rgba(128,128,128,0.45)"
-WAITING = "#8a8a8a"
-PRESENTER_HEIGHT = 470  # mid grey, readable on the light and the dark theme
+# The optimizer's "waiting" text: no one grey reads at 4.5:1 on both white and the dark theme's ground.
+WAITING = {False: "#6b6b6b", True: "#a3a3a3"}  # dark theme? -> 5.3:1 on white, 6.5:1 on the dark ground
+PRESENTER_HEIGHT = 470
 
 
 def _rect(x0: float, y0: float, x1: float, y1: float, **style: object) -> dict:
@@ -143,7 +144,8 @@ def _bucket(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tuple[
     return shapes, notes
 
 
-def _optimizer(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tuple[list[dict], list[dict]]:
+def _optimizer(frame: Frame, timeline: Timeline, lang: str, scale: float,
+               dark: bool = False) -> tuple[list[dict], list[dict]]:
     """The optimizer: a vermillion flash with "optimizer.step() #k" when this micro-batch closes a step."""
     x0, x1, y0, y1 = OPTIMIZER
     centre = (x0 + x1) / 2
@@ -158,7 +160,7 @@ def _optimizer(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tup
         box = _rect(x0, y0, x1, y1, fillcolor="rgba(0,0,0,0)", line={"color": FAINT, "width": 2 * scale, "dash": "dot"})
         label = (t(lang, "anim.waiting", k=fmt_int(frame.updates + 1)) if frame.lr is not None
                  else t(lang, "anim.no_more_updates"))
-        text_style = {"color": WAITING}  # explicit: a frame animation keeps the previous frame's white otherwise
+        text_style = {"color": WAITING[dark]}  # explicit: a frame animation keeps the previous frame's white otherwise
         opacity = 1.0
     notes = [
         _note(centre, (y0 + y1) / 2 + 2.5, label, round(13 * scale), opacity=opacity,
@@ -204,18 +206,19 @@ def _epoch_bar(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tup
 
 
 def frame_spec(timeline: Timeline, position: int, lang: str, *, presenter: bool = False,
-               height: int | None = None, compact: bool = False, ink: str | None = None) -> dict:
+               height: int | None = None, compact: bool = False, ink: str | None = None, dark: bool = False) -> dict:
     """The figure for window position `position` as a plain plotly dict (fixed ranges: frames line up).
 
     `presenter` enlarges type and lines for a projector; `compact` shrinks them for a half-width column;
-    `ink` is an explicit text colour (else the theme's).
+    `ink` is an explicit text colour (else the theme's); `dark`: drawn on the dark theme.
     """
     frame = timeline.frames[position]
     scale = 1.6 if presenter else 0.8 if compact else 1.0
     trace, shapes, notes = _lanes(frame, timeline, lang, scale)
     notes.append(_note(LANES[0], BUCKET[3] + 8.5, t(lang, "anim.lanes"), round(13 * scale), xanchor="left"))
-    for part in (_bucket, _optimizer, _epoch_bar):
-        more_shapes, more_notes = part(frame, timeline, lang, scale)
+    parts = (_bucket(frame, timeline, lang, scale), _optimizer(frame, timeline, lang, scale, dark),
+             _epoch_bar(frame, timeline, lang, scale))
+    for more_shapes, more_notes in parts:
         shapes += more_shapes
         notes += more_notes
     if ink:

@@ -40,6 +40,16 @@ READABILITY_CSS = """<style>
 </style>"""
 
 
+def dark_theme() -> bool:
+    """The reader sees the dark theme (Streamlit tells the server once the browser has connected)."""
+    return st.context.theme.type == "dark"
+
+
+def chart_ink(dark: bool) -> str:
+    """Body-text colour for words drawn inside a figure (the chart theme's grey is below 4.5:1 on white)."""
+    return "#edebe8" if dark else "#141210"  # the themes' text colours (.streamlit/config.toml)
+
+
 def readability_fixes() -> None:
     """Style-only HTML: Streamlit adds it to the page without taking space."""
     st.html(READABILITY_CSS)

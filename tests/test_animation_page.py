@@ -256,3 +256,25 @@ def test_counters_match_the_figure():
         texts = " ".join(a["text"] for a in spec["layout"]["annotations"])
         assert f"{frame.fill} / 8" in texts and labels["Bucket"] == f"{frame.fill} / 8"
         assert f"updates: {fmt_int(frame.updates)} / 150" in texts
+
+
+def contrast(colour: str, ground: str) -> float:
+    """WCAG contrast ratio of two #rrggbb colours."""
+    def luminance(hex_colour: str) -> float:
+        channels = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    high, low = sorted((luminance(colour), luminance(ground)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.mark.parametrize(("dark", "ground"), [(False, "#ffffff"), (True, "#171614")])  # Streamlit's two grounds
+def test_the_waiting_optimizer_reads_in_either_theme(dark: bool, ground: str) -> None:
+    """The "waiting for step #k" and "lr = …" notes between updates: WCAG AA (4.5:1) on the theme's ground."""
+    timeline = timeline_of(COURSE)
+    waiting = next(p for p, f in enumerate(timeline.frames) if not f.is_step)
+    notes = animation_view.frame_spec(timeline, waiting, "en", dark=dark)["layout"]["annotations"]
+    label = next(n for n in notes if n["text"].startswith("waiting for step"))
+    rate = next(n for n in notes if n["text"].startswith("lr = "))
+    for note in (label, rate):
+        assert contrast(note["font"]["color"], ground) >= 4.5
