@@ -175,10 +175,10 @@ def player(timeline: Timeline, lang: str, presenter: bool) -> None:
     st.caption(t(lang, "anim.position", position=current, count=count, index=fmt_int(frame.index + 1),
                  total=fmt_int(timeline.total_frames)))
     story = narration(frame, timeline).get(lang)
-    dark = layout.dark_theme()
-    # The theme's text colour instead of the chart grey; presenter mode goes to full black or white.
-    ink = ("#ffffff" if dark else "#000000") if presenter else layout.chart_ink(dark)
-    figure = animation_view.frame_figure(timeline, current - 1, lang, presenter=presenter, ink=ink, dark=dark)
+    ink = None
+    if presenter:  # high contrast: the theme's full text colour instead of its softer chart grey
+        ink = "#ffffff" if st.context.theme.type == "dark" else "#000000"
+    figure = animation_view.frame_figure(timeline, current - 1, lang, presenter=presenter, ink=ink)
     st.plotly_chart(figure, key="anim_figure", config=animation_view.CHART_CONFIG, alt=story, theme="streamlit")
     with st.container(border=True, key="anim_narration"):
         gap = timeline.gaps[current - 1]
@@ -219,9 +219,7 @@ def comparison(trainer: str, lang: str) -> None:
         first_step = next((p for p, f in enumerate(timeline.frames) if f.is_step), 0)
         with column:
             st.markdown(f"**{t(lang, 'anim.compare.column', batch=batch, ga=ga)}**")
-            dark = layout.dark_theme()
-            figure = animation_view.frame_figure(timeline, first_step, lang, height=300, compact=True,
-                                                 ink=layout.chart_ink(dark), dark=dark)
+            figure = animation_view.frame_figure(timeline, first_step, lang, height=300, compact=True)
             st.plotly_chart(figure, key=f"anim_compare_{batch}_{ga}", config=animation_view.CHART_CONFIG,
                             alt=narration(timeline.frames[first_step], timeline).get(lang), theme="streamlit")
         values = {

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from steplab.i18n import fmt_float, fmt_int, fmt_lr, t
 from steplab.timeline import MAX_LANES, Frame, Timeline
-from steplab_ui.layout import COLOURS
+from steplab_ui.layout import COLOURS, FIGURE_TEXT
 
 X_RANGE = (0.0, 100.0)
 Y_RANGE = (0.0, 60.0)
@@ -21,8 +21,6 @@ LANES = (2.0, 42.0, 10.0, 50.0)  # x0, x1, y0, y1 of the lane area
 BUCKET = (50.0, 64.0, 10.0, 48.0)
 OPTIMIZER = (70.0, 99.0, 24.0, 42.0)
 FAINT = "rgba(128,128,128,0.45)"
-# The optimizer's "waiting" text: no one grey reads at 4.5:1 on both white and the dark theme's ground.
-WAITING = {False: "#6b6b6b", True: "#a3a3a3"}  # dark theme? -> 5.3:1 on white, 6.5:1 on the dark ground
 PRESENTER_HEIGHT = 470
 
 
@@ -137,15 +135,14 @@ def _bucket(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tuple[
         notes.append(_note(x1 + 1.2, mark, f"GA = {fmt_int(ga)}", round(11 * scale), xanchor="left"))
     carried = t(lang, "anim.carried", n=frame.carried, epoch=frame.epoch) if frame.carried else ""
     notes.append(_note((x0 + x1) / 2, y0 - 3.2, carried, round(11 * scale),
-                       font={"size": round(11 * scale), "color": COLOURS["epoch"]}))
+                       font={"size": round(11 * scale), "color": FIGURE_TEXT["epoch"][0]}))
     notes.append({"x": x0 - 0.5, "y": (y0 + y1) / 2, "ax": LANES[1] + 0.5, "ay": (y0 + y1) / 2, "xref": "x",
                   "yref": "y", "axref": "x", "ayref": "y", "text": "", "showarrow": True, "arrowhead": 3,
                   "arrowwidth": 2 * scale, "arrowcolor": COLOURS["micro_batch"]})
     return shapes, notes
 
 
-def _optimizer(frame: Frame, timeline: Timeline, lang: str, scale: float,
-               dark: bool = False) -> tuple[list[dict], list[dict]]:
+def _optimizer(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tuple[list[dict], list[dict]]:
     """The optimizer: a vermillion flash with "optimizer.step() #k" when this micro-batch closes a step."""
     x0, x1, y0, y1 = OPTIMIZER
     centre = (x0 + x1) / 2
@@ -154,13 +151,13 @@ def _optimizer(frame: Frame, timeline: Timeline, lang: str, scale: float,
         box = _rect(x0, y0, x1, y1, fillcolor=COLOURS["update"],
                     line={"color": COLOURS["update"], "width": 3 * scale, "dash": "solid"})
         label = f"<b>optimizer.step()<br>#{fmt_int(frame.step)}</b>"
-        text_style = {"color": "#ffffff"}
+        text_style = {"color": "#000000"}  # 5.0:1 on the vermillion (white would be 3.9:1)
         opacity = 1.0
     else:
         box = _rect(x0, y0, x1, y1, fillcolor="rgba(0,0,0,0)", line={"color": FAINT, "width": 2 * scale, "dash": "dot"})
         label = (t(lang, "anim.waiting", k=fmt_int(frame.updates + 1)) if frame.lr is not None
                  else t(lang, "anim.no_more_updates"))
-        text_style = {"color": WAITING[dark]}  # explicit: a frame animation keeps the previous frame's white otherwise
+        text_style = {"color": FIGURE_TEXT["muted"][0]}  # explicit, or a frame keeps the previous frame's colour
         opacity = 1.0
     notes = [
         _note(centre, (y0 + y1) / 2 + 2.5, label, round(13 * scale), opacity=opacity,
@@ -201,24 +198,23 @@ def _epoch_bar(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tup
     if sum(frame.duplicated):
         loss.append(t(lang, "anim.repeated", n=fmt_int(sum(frame.duplicated))))
     notes.append(_note(x1, y1 + 2.4, " · ".join(loss), round(13 * scale), xanchor="right",
-                       font={"size": round(13 * scale), "color": COLOURS["update"]}))
+                       font={"size": round(13 * scale), "color": FIGURE_TEXT["update"][0]}))
     return shapes, notes
 
 
 def frame_spec(timeline: Timeline, position: int, lang: str, *, presenter: bool = False,
-               height: int | None = None, compact: bool = False, ink: str | None = None, dark: bool = False) -> dict:
+               height: int | None = None, compact: bool = False, ink: str | None = None) -> dict:
     """The figure for window position `position` as a plain plotly dict (fixed ranges: frames line up).
 
     `presenter` enlarges type and lines for a projector; `compact` shrinks them for a half-width column;
-    `ink` is an explicit text colour (else the theme's); `dark`: drawn on the dark theme.
+    `ink` is an explicit text colour (else the theme's).
     """
     frame = timeline.frames[position]
     scale = 1.6 if presenter else 0.8 if compact else 1.0
     trace, shapes, notes = _lanes(frame, timeline, lang, scale)
     notes.append(_note(LANES[0], BUCKET[3] + 8.5, t(lang, "anim.lanes"), round(13 * scale), xanchor="left"))
-    parts = (_bucket(frame, timeline, lang, scale), _optimizer(frame, timeline, lang, scale, dark),
-             _epoch_bar(frame, timeline, lang, scale))
-    for more_shapes, more_notes in parts:
+    for part in (_bucket, _optimizer, _epoch_bar):
+        more_shapes, more_notes = part(frame, timeline, lang, scale)
         shapes += more_shapes
         notes += more_notes
     if ink:

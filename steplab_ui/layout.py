@@ -25,29 +25,50 @@ COLOURS = {
 # - syntax-highlighted comments in st.code are grey at 3.6:1 in the light theme: draw them in the code's ink;
 # - a wrapped code line continues 4 columns in (hanging indent), so wrapped Python never looks dedented;
 # - the dark theme's primary colour is light (so selected tabs and options read on dark grounds), so the
-#   text on primary buttons turns dark; the dark theme is the one that follows a dark system setting.
+#   text on primary buttons turns dark; the dark theme is the one that follows a dark system setting;
+# - Streamlit's light chart theme writes figure text in CHART_GREY (3.8:1 on white): it becomes CHART_INK;
+# - coloured or grey words a figure draws itself use FIGURE_TEXT: its light variant reads at 4.5:1 on white,
+#   and a dark system setting turns it into its dark variant (no one colour reads on both grounds). The
+#   browser decides: it always knows the theme it shows, the server may not (st.context.theme on a first run).
 # And one layout rule: result cards (containers keyed `CARDS_KEY…`) share a wrapping row evenly, at least 13rem
 # each: three a row on a wide page, one a row on a phone.
 CARDS_KEY = "steplab_cards"
-READABILITY_CSS = """<style>
+CHART_GREY = "#808495"
+CHART_INK = "#555966"
+# Words drawn inside figures, by concept: (on the light ground, on the dark ground), each >= 4.5:1 on its own.
+FIGURE_TEXT = {
+    "muted": ("#6b6b6b", "#a3a3a3"),
+    "epoch": ("#007a5a", COLOURS["epoch"]),
+    "update": ("#b34700", "#ff7f2a"),
+}
+
+
+def svg_fill(colour: str) -> str:
+    """`#rrggbb` as plotly writes it into an SVG text's style attribute."""
+    return "fill: rgb({}, {}, {})".format(*(int(colour[i:i + 2], 16) for i in (1, 3, 5)))
+
+
+def _readability_css() -> str:
+    css = """<style>
 [data-testid='stCode'] .token.comment { color: inherit; font-style: italic; }
 [data-testid='stCode'] code[style*='pre-wrap'] > span { display: block; padding-left: 4ch; text-indent: -4ch; }
 @media (prefers-color-scheme: dark) {
   [data-testid='stBaseButton-primary']:not(:disabled),
   [data-testid='stBaseButton-primary']:not(:disabled) * { color: #1d0b0e; }
+FIGURE_TEXT_DARK
 }
-[class*='st-key-steplab_cards'] > .stElementContainer { flex: 1 1 13rem; }
+.stPlotlyChart text[style*='CHART_GREY_FILL'] { fill: CHART_INK !important; }
+[class*='st-key-CARDS_KEY'] > .stElementContainer { flex: 1 1 13rem; }
 </style>"""
+    dark_text = "\n".join(f"  .stPlotlyChart text[style*='{svg_fill(light)}'] {{ fill: {dark} !important; }}"
+                          for light, dark in FIGURE_TEXT.values())
+    for name, value in (("CARDS_KEY", CARDS_KEY), ("FIGURE_TEXT_DARK", dark_text),
+                        ("CHART_GREY_FILL", svg_fill(CHART_GREY)), ("CHART_INK", CHART_INK)):
+        css = css.replace(name, value)
+    return css
 
 
-def dark_theme() -> bool:
-    """The reader sees the dark theme (Streamlit tells the server once the browser has connected)."""
-    return st.context.theme.type == "dark"
-
-
-def chart_ink(dark: bool) -> str:
-    """Body-text colour for words drawn inside a figure (the chart theme's grey is below 4.5:1 on white)."""
-    return "#edebe8" if dark else "#141210"  # the themes' text colours (.streamlit/config.toml)
+READABILITY_CSS = _readability_css()
 
 
 def readability_fixes() -> None:

@@ -15,7 +15,7 @@ from steplab import lr_curve
 from steplab.events import events
 from steplab.i18n import fmt_int, t
 from steplab.lr_curve import Curve
-from steplab_ui.layout import COLOURS
+from steplab_ui.layout import COLOURS, FIGURE_TEXT
 
 OVERLAY_DASHES = ("dot", "dashdot", "longdash")
 OVERLAY_COLOURS = ("#0072B2", "#9B59B6", "#8C6D1F")  # blue, purple, olive: apart from the run's vermilion
@@ -74,7 +74,7 @@ def _epoch_lines(result: Curve, lang: str, top: float, right: float) -> tuple[li
     axis = {
         "overlaying": "x", "side": "top", "matches": "x", "tickmode": "array", "showgrid": False,
         "tickvals": steps[labels].tolist(), "ticktext": [fmt_int(int(n)) for n in numbers[labels]],
-        "title": {"text": t(lang, "schedule.axis_epoch"), "standoff": 2}, "tickfont": {"color": COLOURS["epoch"]},
+        "title": {"text": t(lang, "schedule.axis_epoch"), "standoff": 2}, "tickfont": {"color": FIGURE_TEXT["epoch"][0]},
     }
     return [trace], axis
 
@@ -119,7 +119,7 @@ def figure(result: Curve, lang: str, overlays: Sequence[Overlay] = ()) -> go.Fig
     shapes.append({"type": "line", "name": "horizon", "xref": "x", "yref": "paper", "x0": horizon, "x1": horizon,
                    "y0": 0, "y1": 1, "line": {"color": PLANNED_COLOUR, "width": 1.5, "dash": "dash"}})
     annotations.append({"xref": "x", "yref": "paper", "x": horizon, "y": 0.02, "xanchor": "left", "yanchor": "bottom",
-                        "textangle": -90, "showarrow": False, "font": {"color": PLANNED_COLOUR},
+                        "textangle": -90, "showarrow": False, "font": {"color": FIGURE_TEXT["muted"][0]},
                         "text": t(lang, "schedule.horizon", steps=fmt_int(horizon))})
     traces, epoch_axis = _epoch_lines(result, lang, top, right)
     for index, overlay in enumerate(overlays):

@@ -8,7 +8,7 @@ import streamlit as st
 
 from steplab.i18n import fmt_int, t
 from steplab.lessons import Block, Lesson
-from steplab_ui import calculator_view, compare_view, layout, state
+from steplab_ui import calculator_view, compare_view, state
 
 
 def _open_in_app(lesson: Lesson, scenario: str) -> None:
@@ -53,9 +53,8 @@ def animation(lesson: Lesson, block: Block, lang: str, key: str) -> None:
     position = st.slider(t(lang, "lesson.frame"), 0, last, 0, key=f"{key}_frame") if last > 0 else 0
     frame = timeline.frames[position]
     text = narration(frame, timeline).get(lang)
-    dark = layout.dark_theme()
-    figure = animation_view.frame_figure(timeline, position, lang, compact=True, ink=layout.chart_ink(dark), dark=dark)
-    st.plotly_chart(figure, key=f"{key}_figure", alt=text, config=animation_view.CHART_CONFIG)
+    st.plotly_chart(animation_view.frame_figure(timeline, position, lang, compact=True), key=f"{key}_figure",
+                    alt=text, config=animation_view.CHART_CONFIG)
     st.markdown(text)
     columns = st.columns(3)
     for index, (name, value) in enumerate(animation_view.counters(frame, timeline, lang)):

@@ -109,3 +109,34 @@ def grow_to_full_height(page: Page, width: int) -> None:
         sidebar_open(page),
     )
     set_size(page, width, max(HEIGHT, min(int(height), MAX_HEIGHT)))
+
+
+LOWEST_CONTRAST = """() => {
+    const luminance = (css) => {
+        const channels = css.match(/\\d+/g).slice(0, 3).map((c) => c / 255)
+            .map((c) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4));
+        return 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2];
+    };
+    const ground = luminance(getComputedStyle(document.querySelector("[data-testid='stApp']")).backgroundColor);
+    const texts = [...document.querySelectorAll("[data-testid='stPlotlyChart'] text")]
+        .filter((text) => text.textContent.trim());
+    if (!texts.length) return null;
+    let lowest = [99, ""];
+    for (const text of texts) {
+        if (getComputedStyle(text).fill === "rgb(0, 0, 0)") continue;  // the flash label, on the vermillion
+        const ink = luminance(getComputedStyle(text).fill);
+        const ratio = (Math.max(ink, ground) + 0.05) / (Math.min(ink, ground) + 0.05);
+        if (ratio < lowest[0]) lowest = [ratio, text.textContent];
+    }
+    return lowest;
+}"""
+
+
+def lowest_figure_contrast(page: Page) -> tuple[float, str]:
+    """(the lowest WCAG contrast of any word drawn in a figure against the app's ground, that word), once drawn.
+
+    Black words are skipped: only the animation's optimizer flash uses black, on its vermillion box.
+    """
+    page.wait_for_function(f"({LOWEST_CONTRAST})() !== null", timeout=TIMEOUT_MS)
+    ratio, text = page.evaluate(LOWEST_CONTRAST)
+    return ratio, text

@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, Page, expect
 from steplab.i18n import t
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
-from .streamlit_page import expect_no_exception, open_app, wait_for_app_run
+from .streamlit_page import expect_no_exception, lowest_figure_contrast, open_app, wait_for_app_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
 
@@ -109,6 +109,19 @@ def test_a_shared_link_opens_at_its_frame(browser: Browser, server_url: str):
         expect(counter(page, "Bucket")).to_have_text("8 / 8", timeout=SLOW)
         chart = page.get_by_test_id("stPlotlyChart").first
         expect(chart).to_contain_text("optimizer.step()", timeout=SLOW)
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_words_in_the_figure_read_in_either_theme(browser: Browser, server_url: str, scheme: str):
+    """Every word the animation draws on the page's ground (the theme's chart text, the waiting optimizer, the
+    epoch and loss notes) reaches WCAG AA, 4.5:1, on the ground the browser really shows."""
+    page = open_animation(browser, server_url + "/animation?lang=en", scheme=scheme)
+    try:
+        expect(page.get_by_test_id("stPlotlyChart").first).to_contain_text("waiting for step", timeout=SLOW)
+        ratio, text = lowest_figure_contrast(page)
+        assert ratio >= 4.5, f"{text!r} at {ratio:.2f}:1"
     finally:
         page.context.close()
 

@@ -22,6 +22,7 @@ from .streamlit_page import (
     COURSE,
     expect_no_exception,
     grow_to_full_height,
+    lowest_figure_contrast,
     open_app,
     set_size,
     title,
@@ -99,6 +100,8 @@ def test_schedule_page_screenshots(context: BrowserContext, app_server: Streamli
             wait_for_app_run(page)
             wait_until_drawn(page, lang)
             expect_theme(page, theme)
+            ratio, text = lowest_figure_contrast(page)  # every word in the figure reads on this ground
+            assert ratio >= 4.5, f"{text!r} at {ratio:.2f}:1 ({theme})"
             grow_to_full_height(page, width)
             wait_until_drawn(page, lang)
             page.screenshot(path=screenshot_dir / f"lr-schedule-{lang}-{width}-{theme}.png", full_page=True,

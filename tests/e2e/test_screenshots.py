@@ -20,6 +20,7 @@ from .streamlit_page import (
     HEIGHT,
     expect_no_exception,
     grow_to_full_height,
+    lowest_figure_contrast,
     open_app,
     open_sidebar,
     set_size,
@@ -92,6 +93,9 @@ def shoot(page: Page, directory: Path, name: str, lang: str, width: int, theme: 
     wait_until_drawn(page, name, lang)
     if width < 640:
         assert not sidebar_open(page), "at phone width the sidebar should start collapsed"
+    if page.get_by_test_id("stPlotlyChart").count():  # every word in a figure reads on this theme's ground
+        ratio, text = lowest_figure_contrast(page)
+        assert ratio >= 4.5, f"{text!r} at {ratio:.2f}:1 ({theme})"
     grow_to_full_height(page, width)
     wait_until_drawn(page, name, lang)
     page.screenshot(path=directory / f"{name}-{lang}-{width}-{theme}.png", full_page=True, animations="disabled")
