@@ -175,9 +175,8 @@ def player(timeline: Timeline, lang: str, presenter: bool) -> None:
     st.caption(t(lang, "anim.position", position=current, count=count, index=fmt_int(frame.index + 1),
                  total=fmt_int(timeline.total_frames)))
     story = narration(frame, timeline).get(lang)
-    ink = None
-    if presenter:  # high contrast: the theme's full text colour instead of its softer chart grey
-        ink = "#ffffff" if st.context.theme.type == "dark" else "#000000"
+    # Presenter mode: full-contrast words (near-black; the dark-theme CSS turns them white, see layout.FIGURE_TEXT).
+    ink = layout.FIGURE_TEXT["ink"][0] if presenter else None
     figure = animation_view.frame_figure(timeline, current - 1, lang, presenter=presenter, ink=ink)
     st.plotly_chart(figure, key="anim_figure", config=animation_view.CHART_CONFIG, alt=story, theme="streamlit")
     with st.container(border=True, key="anim_narration"):

@@ -28,8 +28,8 @@ def cards(plan: Plan, lang: str, key: str = "") -> None:
     # One wrapping row (see layout.CARDS_KEY), in reading order on any width: 7 elements where rows of
     # columns took 14, and every element costs a rerun about half a millisecond of server time.
     with st.container(horizontal=True, gap="small", key=layout.CARDS_KEY + key):
-        for key, value in values:
-            st.metric(t(lang, key), value, help=t(lang, f"{key}_help"), border=True)
+        for name, value in values:
+            st.metric(t(lang, name), value, help=t(lang, f"{name}_help"), border=True)
     if plan.optimizer_steps != plan.max_steps:
         st.info(t(lang, "card.runs_differ", runs=fmt_int(plan.optimizer_steps), total=fmt_int(plan.max_steps)),
                 icon=":material/info:")

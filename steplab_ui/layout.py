@@ -37,6 +37,7 @@ CHART_GREY = "#808495"
 CHART_INK = "#555966"
 # Words drawn inside figures, by concept: (on the light ground, on the dark ground), each >= 4.5:1 on its own.
 FIGURE_TEXT = {
+    "ink": ("#0a0a0a", "#ffffff"),  # presenter mode's full contrast
     "muted": ("#6b6b6b", "#a3a3a3"),
     "epoch": ("#007a5a", COLOURS["epoch"]),
     "update": ("#b34700", "#ff7f2a"),

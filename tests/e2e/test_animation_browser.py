@@ -161,6 +161,8 @@ def test_presenter_mode_fills_a_projector(browser: Browser, server_url: str, scr
         deepest = "e => { let n = e; while (n.firstElementChild) n = n.firstElementChild; return n; }"
         size = metric.evaluate(f"e => parseFloat(getComputedStyle(({deepest})(e)).fontSize)")
         assert float(size) >= 36  # the number itself, not only its box, is projector-sized
+        ratio, text = lowest_figure_contrast(page)  # full-contrast words on the ground the browser shows
+        assert ratio >= 7, f"{text!r} at {ratio:.2f}:1"
         chart = page.get_by_test_id("stPlotlyChart").first.bounding_box()
         narration = page.locator(".st-key-anim_narration").first.bounding_box()
         assert chart and chart["width"] >= 1700  # the scene spans the projector
