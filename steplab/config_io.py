@@ -209,7 +209,26 @@ def _syntax_error(error: yaml.YAMLError, text: str) -> ConfigError:
 
 
 def _scan(text: str) -> dict[str, int]:
-    """Walk the event stream without building objects; enforce the limits; return top-level key → line.
+    """Enforce StepLab's limits on the event stream; return top-level key → line.
+
+    libyaml reads ahead of the events it hands over and has limits of its own (PyYAML 6.0.4's bundled
+    libyaml stops at 1,000 levels of nesting). When it raises, the text is walked again with PyYAML's
+    pure-Python parser, which reads no further than it must, so StepLab's own limit is the one reported
+    (too deep, with its line) whichever layer noticed first; a real syntax error keeps libyaml's message.
+    """
+    try:
+        return _walk(text, _SCAN_LOADER)
+    except yaml.YAMLError as error:
+        if _SCAN_LOADER is yaml.SafeLoader:
+            raise _syntax_error(error, text) from None
+        try:
+            return _walk(text, yaml.SafeLoader)
+        except yaml.YAMLError:
+            raise _syntax_error(error, text) from None
+
+
+def _walk(text: str, loader: type) -> dict[str, int]:
+    """Walk the event stream without building objects, raising ConfigError at the first limit passed.
 
     The expanded size is measured as nodes after following aliases: a scalar counts 1, a collection
     1 + its children, an alias the size its anchor already had. That is linear in the text however
@@ -239,55 +258,52 @@ def _scan(text: str) -> dict[str, int]:
                 "alias bomb built from *aliases). A training config is never that large.",
             ), line)
 
-    try:
-        for event in yaml.parse(text, Loader=_SCAN_LOADER):
-            line = event.start_mark.line + 1 if event.start_mark is not None else None
-            tag = getattr(event, "tag", None)
-            if isinstance(tag, str) and tag.startswith(("tag:yaml.org,2002:python/", "!!python/")):
-                tag = tag.replace("tag:yaml.org,2002:", "!!")
-                raise ConfigError("unsafe_tag", Text(
-                    f"第 {line} 行使用了不允许的 YAML 标签 {tag}。只接受普通数据;未执行任何内容。",
-                    f"Line {line} uses the YAML tag {tag}, which is not allowed. Only plain data is accepted; "
-                    "nothing was executed.",
+    for event in yaml.parse(text, Loader=loader):
+        line = event.start_mark.line + 1 if event.start_mark is not None else None
+        tag = getattr(event, "tag", None)
+        if isinstance(tag, str) and tag.startswith(("tag:yaml.org,2002:python/", "!!python/")):
+            tag = tag.replace("tag:yaml.org,2002:", "!!")
+            raise ConfigError("unsafe_tag", Text(
+                f"第 {line} 行使用了不允许的 YAML 标签 {tag}。只接受普通数据;未执行任何内容。",
+                f"Line {line} uses the YAML tag {tag}, which is not allowed. Only plain data is accepted; "
+                "nothing was executed.",
+            ), line)
+        if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            if len(stack) >= MAX_DEPTH:
+                raise ConfigError("too_deep", Text(
+                    f"第 {line} 行嵌套超过 {MAX_DEPTH} 层。训练配置只有几层。",
+                    f"Nesting deeper than {MAX_DEPTH} levels at line {line}. A training config has only a few levels.",
                 ), line)
-            if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
-                if len(stack) >= MAX_DEPTH:
-                    raise ConfigError("too_deep", Text(
-                        f"第 {line} 行嵌套超过 {MAX_DEPTH} 层。训练配置只有几层。",
-                        f"Nesting deeper than {MAX_DEPTH} levels at line {line}. A training config has only a few levels.",
-                    ), line)
-                if event.anchor is not None:
-                    open_anchors.add(event.anchor)
-                stack.append([event.anchor, 1, 0, isinstance(event, yaml.MappingStartEvent)])
-            elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
-                anchor, size, _, _ = stack.pop()
-                if anchor is not None:
-                    open_anchors.discard(anchor)
-                    done_anchors[anchor] = size
-                add(size, line)
-            elif isinstance(event, yaml.ScalarEvent):
-                if len(stack) == 1 and stack[0][3] and stack[0][2] % 2 == 0:
-                    key_lines.setdefault(event.value, line)
-                if event.anchor is not None:
-                    done_anchors[event.anchor] = 1
-                add(1, line)
-            elif isinstance(event, yaml.AliasEvent):
-                aliases += 1
-                if aliases > MAX_ALIASES:
-                    raise ConfigError("too_many_aliases", Text(
-                        f"文档使用了超过 {MAX_ALIASES} 个别名(*alias,第 {line} 行)。训练配置用不到这么多。",
-                        f"The document uses more than {MAX_ALIASES} aliases (*alias, line {line}). A training "
-                        "config does not need that many.",
-                    ), line)
-                if event.anchor in open_anchors:
-                    raise ConfigError("recursive_alias", Text(
-                        f"第 {line} 行的别名 *{event.anchor} 指向包含它自己的节点(自引用),不支持。",
-                        f"The alias *{event.anchor} at line {line} points into the node that contains it "
-                        "(a self-reference); that is not supported.",
-                    ), line)
-                add(done_anchors.get(event.anchor, 1), line)
-    except yaml.YAMLError as error:
-        raise _syntax_error(error, text) from None
+            if event.anchor is not None:
+                open_anchors.add(event.anchor)
+            stack.append([event.anchor, 1, 0, isinstance(event, yaml.MappingStartEvent)])
+        elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            anchor, size, _, _ = stack.pop()
+            if anchor is not None:
+                open_anchors.discard(anchor)
+                done_anchors[anchor] = size
+            add(size, line)
+        elif isinstance(event, yaml.ScalarEvent):
+            if len(stack) == 1 and stack[0][3] and stack[0][2] % 2 == 0:
+                key_lines.setdefault(event.value, line)
+            if event.anchor is not None:
+                done_anchors[event.anchor] = 1
+            add(1, line)
+        elif isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise ConfigError("too_many_aliases", Text(
+                    f"文档使用了超过 {MAX_ALIASES} 个别名(*alias,第 {line} 行)。训练配置用不到这么多。",
+                    f"The document uses more than {MAX_ALIASES} aliases (*alias, line {line}). A training "
+                    "config does not need that many.",
+                ), line)
+            if event.anchor in open_anchors:
+                raise ConfigError("recursive_alias", Text(
+                    f"第 {line} 行的别名 *{event.anchor} 指向包含它自己的节点(自引用),不支持。",
+                    f"The alias *{event.anchor} at line {line} points into the node that contains it "
+                    "(a self-reference); that is not supported.",
+                ), line)
+            add(done_anchors.get(event.anchor, 1), line)
     return key_lines
 
 

@@ -1,4 +1,4 @@
-"""Read `../shared/golden/`: results recorded from real Trainer runs, one file per profile."""
+"""Read `tests/data/golden/`: results recorded from real Trainer runs, one file per profile."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-GOLDEN = SHARED / "golden"
+DATA = Path(__file__).resolve().parent / "data"
+GOLDEN = DATA / "golden"
+EXAMPLES = DATA / "llamafactory-examples"
 
 HF_FIELDS = (
     "num_samples", "per_device_train_batch_size", "gradient_accumulation_steps", "num_train_epochs", "max_steps",
@@ -16,17 +17,9 @@ HF_FIELDS = (
 )
 
 
-def find_shared() -> Path:
-    """`../shared` next to the project (CI lays a copy beside the clone)."""
-    for base in (Path(__file__).resolve().parents[1].parent, Path.cwd().parent):
-        if (base / "shared" / "golden").is_dir():
-            return base / "shared"
-    return SHARED
-
-
 def golden_cases(profile: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     """(id, case, result) for every recorded run of a profile."""
-    data = json.loads((find_shared() / "golden" / f"{profile}.json").read_text())
+    data = json.loads((GOLDEN / f"{profile}.json").read_text())
     assert data["profile"] == profile
     return [(c["case"]["id"], c["case"], c["result"]) for c in data["cases"]]
 

@@ -109,9 +109,9 @@ def test_refused_setup_shows_the_trainers_error():
 
 
 def test_yaml_import_good_and_bad(tmp_path):
-    from golden import find_shared
+    from golden import EXAMPLES
 
-    text = (find_shared() / "llamafactory-examples" / "train_lora__qwen3_lora_sft.yaml").read_text()
+    text = (EXAMPLES / "train_lora__qwen3_lora_sft.yaml").read_text()
     at = run("pages/config.py", lang="en")
     at.text_area(key="config_text").set_value(text).run()
     at.button[0].click().run()

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from golden import find_shared
+from golden import EXAMPLES
 
 from steplab.cli import main
 
@@ -36,7 +36,7 @@ def test_course_default(capsys):
 
 
 def test_llamafactory_yaml_with_lr_and_versions(capsys):
-    path = str(find_shared() / "llamafactory-examples" / "train_lora__qwen3_lora_sft.yaml")
+    path = str(EXAMPLES / "train_lora__qwen3_lora_sft.yaml")
     code, result, _ = cli("plan", path, "--lr-per-step", capsys=capsys)
     assert code == 0 and result["max_steps"] == 411 and result["warmup_steps"] == 42
     assert len(result["learning_rates"]) == 411 and result["learning_rates"][0] == 0.0

@@ -1,4 +1,4 @@
-"""Every case recorded from a real Trainer run (`../shared/golden/`), every field, for every profile."""
+"""Every case recorded from a real Trainer run (`tests/data/golden/`), every field, for every profile."""
 
 from __future__ import annotations
 

@@ -2,9 +2,10 @@
 
 * 5.24 (installed): every curve equals `transformers.get_scheduler(...)` stepped step by step, and
   every refusal equals the exception the real call raises.
-* 4.46.3 / 4.51.3 / 4.57.6: the same, against the real `optimization.py` of those releases, run from
-  /tmp/wheels with its package imports stubbed (skipped when the wheels are not there).
-* The golden runs of the real Trainer (../shared/golden): every LR of every step.
+* 4.46.3 / 4.51.3 / 4.57.6: the same, against the real `optimization.py` of those releases, read from
+  their wheels (fetched once from the package index, `tests/wheels.py`) and run with the package imports
+  it needs stubbed.
+* The golden runs of the real Trainer (tests/data/golden): every LR of every step.
 * Property tests with hypothesis, and the worked values of trainer-math.md section 7.
 """
 
@@ -26,14 +27,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from golden import GOLDEN
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from wheels import wheel
 
 from steplab import schedules as S
 from steplab.errors import SetupError, TrainerRefusal
 
-GOLDEN = Path(__file__).resolve().parents[1].parent / "shared" / "golden"
-WHEELS = Path("/tmp/wheels")
 OLD_RELEASES = {"hf-4.57": "4.57.6", "hf-4.51": "4.51.3", "hf-4.46": "4.46.3"}
 LR = 2e-4
 
@@ -315,10 +316,11 @@ def _load_old_optimization(version: str) -> types.ModuleType:
     `SchedulerType` (and its `ExplicitEnum` base) are taken from the same wheel; the module is named
     transformers.optimization so that Python's TypeError texts name functions as they really do.
     """
-    root = WHEELS / version
-    with zipfile.ZipFile(root / f"transformers-{version}-py3-none-any.whl") as wheel:
-        generic = wheel.read("transformers/utils/generic.py").decode()
-        trainer_utils = wheel.read("transformers/trainer_utils.py").decode()
+    path = wheel(f"transformers=={version}")
+    with zipfile.ZipFile(path) as archive:
+        generic = archive.read("transformers/utils/generic.py").decode()
+        trainer_utils = archive.read("transformers/trainer_utils.py").decode()
+        source = archive.read("transformers/optimization.py").decode()
 
     def class_source(source: str, name: str) -> str:
         node = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == name)
@@ -345,17 +347,13 @@ def _load_old_optimization(version: str) -> types.ModuleType:
            versions=module(f"{package}.utils.versions", require_version=lambda *args, **kwargs: None))
     optimization = types.ModuleType("transformers.optimization")
     optimization.__package__ = package
-    path = root / "transformers" / "optimization.py"
-    exec(compile(path.read_text(), str(path), "exec"), optimization.__dict__)
+    exec(compile(source, f"{path}/transformers/optimization.py", "exec"), optimization.__dict__)
     return optimization
 
 
 @pytest.fixture(scope="module", params=list(OLD_RELEASES))
 def old(request):
-    version = OLD_RELEASES[request.param]
-    if not (WHEELS / version / "transformers" / "optimization.py").exists():
-        pytest.skip(f"transformers {version} source not unpacked under {WHEELS}")
-    return request.param, _load_old_optimization(version)
+    return request.param, _load_old_optimization(OLD_RELEASES[request.param])
 
 
 def test_old_release_scheduler_types(old):
