@@ -3,14 +3,17 @@ FROM python:3.11-slim
 WORKDIR /srv/steplab
 RUN apt-get update && apt-get install -y --no-install-recommends curl \
     && rm -rf /var/lib/apt/lists/*
-# Point PIP_FIND_LINKS at a folder holding torch's CPU wheel to keep the image small.
+# torch's CPU build keeps the image small (PyPI's Linux wheels are CUDA builds of several GB): it comes from
+# PyTorch's CPU index, or from a folder of wheels given as PIP_FIND_LINKS. The rest: the tested versions.
 ARG PIP_FIND_LINKS=""
-COPY pyproject.toml README.md ./
+ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
+COPY pyproject.toml README.md constraints.txt ./
 COPY steplab ./steplab
 COPY steplab_ui ./steplab_ui
-RUN pip install --no-cache-dir torch==2.13.0 && pip install --no-cache-dir .
+RUN pip install --no-cache-dir --extra-index-url "$TORCH_INDEX" -c constraints.txt torch==2.13.0 \
+    && pip install --no-cache-dir -c constraints.txt .
 COPY app.py ./
-COPY pages ./pages
+COPY app_pages ./app_pages
 COPY lessons ./lessons
 COPY .streamlit ./.streamlit
 RUN useradd --create-home steplab

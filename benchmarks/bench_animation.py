@@ -90,7 +90,7 @@ def auto_rerun_of(fragment_ids: list[str]):
 
 
 def measure_ticks(params: dict[str, str], ticks: int) -> tuple[list[float], list[float], list[int], str, float]:
-    at = AppTest.from_file(str(ROOT / "pages" / "animation.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "animation.py"), default_timeout=120)
     at.query_params.update({"lang": "en", **params})
     recorder = Recorder()
     with recorder.installed(), one_script_cache():

@@ -28,7 +28,7 @@ SCENARIOS = {
 def main(runs: int = 15) -> None:
     sys.path.insert(0, str(ROOT))
     for name, params in SCENARIOS.items():
-        at = AppTest.from_file(str(ROOT / "pages" / "calculator.py"), default_timeout=60)
+        at = AppTest.from_file(str(ROOT / "app_pages" / "calculator.py"), default_timeout=60)
         for key, value in params.items():
             at.query_params[key] = value
         at.run()  # first run imports and warms caches

@@ -76,7 +76,7 @@ def report(name: str, times: tuple[list[float], list[float]]) -> str:
 
 def reference(runs: int) -> None:
     """The calculator page under the same conditions, for scale (the shared sidebar costs both pages the same)."""
-    at = AppTest.from_file(str(ROOT / "pages" / "calculator.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "calculator.py"), default_timeout=120)
     at.run()
     print("reference: calculator page, course default")
     print("  " + report("slider back and forth", timed(at, accumulation, runs)))
@@ -87,7 +87,7 @@ def main(runs: int = 15) -> None:
     reference(runs)
     for name, params in SCENARIOS.items():
         for overlays in (False, True):
-            at = AppTest.from_file(str(ROOT / "pages" / "schedule.py"), default_timeout=120)
+            at = AppTest.from_file(str(ROOT / "app_pages" / "schedule.py"), default_timeout=120)
             for key, value in params.items():
                 at.query_params[key] = value
             at.run()  # the first run imports and warms caches

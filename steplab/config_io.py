@@ -31,9 +31,10 @@ from typing import Any
 
 import yaml
 
+from steplab.fields import STEPLAB_ONLY, TRAINING_ARGUMENT_FIELDS
 from steplab.i18n import Text, fmt_int, t
 from steplab.profiles import PROFILES
-from steplab.setup import DEFAULTS, FIELD_NAMES, setup_from_mapping
+from steplab.setup import DEFAULTS, setup_from_mapping
 
 MAX_BYTES = 256 * 1024
 MAX_DEPTH = 32
@@ -53,9 +54,6 @@ KNOWN_DATASET_ROWS: dict[str, int] = {
     "c4_demo": 300,
 }
 
-# StepLab's own fields: not TrainingArguments, so they are written as comments.
-STEPLAB_ONLY = ("num_samples", "world_size", "trainer", "limit_train_batches")
-TRAINING_ARGUMENT_FIELDS = tuple(name for name in FIELD_NAMES if name not in STEPLAB_ONLY)
 CORE_FIELDS = (
     "per_device_train_batch_size",
     "gradient_accumulation_steps",

@@ -8,41 +8,44 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from steplab.errors import SetupError
+from steplab.fields import FIELD_NAMES, FIELDS, MAX_SAMPLES, MAX_STEPS_LIMIT, PROFILE_IDS, STRATEGIES, Field
 
-PROFILE_IDS = ("hf-5", "hf-4.57", "hf-4.51", "hf-4.46", "lightning-2")
-STRATEGIES = ("no", "steps", "epoch")
-MAX_SAMPLES = 10**12
-MAX_STEPS_LIMIT = 10**9
+__all__ = ["DEFAULTS", "FIELD_NAMES", "MAX_SAMPLES", "MAX_STEPS_LIMIT", "PROFILE_IDS", "STRATEGIES", "TrainingSetup",
+           "setup_from_mapping"]
+
+
+def _default(name: str) -> Any:
+    return FIELDS[name].default
 
 
 @dataclass(frozen=True)
 class TrainingSetup:
     """One training run as the Trainer sees it, plus StepLab's own `num_samples`, `world_size` and `trainer`.
 
-    Defaults are the Trainer's (`TrainingArguments` of transformers 5.x), except `num_samples`,
-    which the Trainer reads from the dataset.
+    Fields, kinds, ranges and defaults come from `steplab.fields.FIELDS` (the Trainer's defaults, except
+    `num_samples`, which the Trainer reads from the dataset).
     """
 
-    num_samples: int = 1600
-    per_device_train_batch_size: int = 8
-    gradient_accumulation_steps: int = 1
-    world_size: int = 1
-    num_train_epochs: float = 3.0
-    max_steps: int = -1
-    learning_rate: float = 5e-5
-    lr_scheduler_type: str = "linear"
-    lr_scheduler_kwargs: tuple[tuple[str, Any], ...] = ()
-    warmup_steps: float = 0
-    warmup_ratio: float | None = None
-    eval_strategy: str = "no"
-    eval_steps: float | None = None
-    save_strategy: str = "steps"
-    save_steps: float = 500
-    logging_strategy: str = "steps"
-    logging_steps: float = 500
-    dataloader_drop_last: bool = False
-    limit_train_batches: float | None = None
-    trainer: str = "hf-5"
+    num_samples: int = _default("num_samples")
+    per_device_train_batch_size: int = _default("per_device_train_batch_size")
+    gradient_accumulation_steps: int = _default("gradient_accumulation_steps")
+    world_size: int = _default("world_size")
+    num_train_epochs: float = _default("num_train_epochs")
+    max_steps: int = _default("max_steps")
+    learning_rate: float = _default("learning_rate")
+    lr_scheduler_type: str = _default("lr_scheduler_type")
+    lr_scheduler_kwargs: tuple[tuple[str, Any], ...] = _default("lr_scheduler_kwargs")
+    warmup_steps: float = _default("warmup_steps")
+    warmup_ratio: float | None = _default("warmup_ratio")
+    eval_strategy: str = _default("eval_strategy")
+    eval_steps: float | None = _default("eval_steps")
+    save_strategy: str = _default("save_strategy")
+    save_steps: float = _default("save_steps")
+    logging_strategy: str = _default("logging_strategy")
+    logging_steps: float = _default("logging_steps")
+    dataloader_drop_last: bool = _default("dataloader_drop_last")
+    limit_train_batches: float | None = _default("limit_train_batches")
+    trainer: str = _default("trainer")
 
     @property
     def scheduler_kwargs(self) -> dict[str, Any]:
@@ -67,7 +70,7 @@ class TrainingSetup:
         return values
 
 
-FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(TrainingSetup))
+assert tuple(f.name for f in fields(TrainingSetup)) == FIELD_NAMES, "TrainingSetup must list FIELDS in order"
 DEFAULTS = TrainingSetup()
 ALIASES = {"evaluation_strategy": "eval_strategy"}
 
@@ -124,14 +127,6 @@ def _float(name: str, value: Any, low: float, high: float) -> float:
     return number
 
 
-def _interval(name: str, value: Any, allow_none: bool = False) -> float | None:
-    """`eval_steps`/`save_steps`/`logging_steps`/`warmup_steps`: an int, or a float below 1 read as a ratio."""
-    if value is None and allow_none:
-        return None
-    number = _float(name, value, 0, MAX_STEPS_LIMIT)
-    return int(number) if number == int(number) else number
-
-
 def _bool(name: str, value: Any) -> bool:
     if isinstance(value, bool):
         return value
@@ -176,45 +171,28 @@ def _kwargs(name: str, value: Any) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(items))
 
 
-def _check(name: str, value: Any) -> Any:
-    """Validate and normalise one field's value."""
-    from steplab.schedules import SCHEDULER_TYPES
-
-    if name == "num_samples":
-        return _int(name, value, 0, MAX_SAMPLES)
-    if name in ("per_device_train_batch_size", "gradient_accumulation_steps", "world_size"):
-        return _int(name, value, 1, 1_000_000)
-    if name == "num_train_epochs":
-        return _float(name, value, 0, 1_000_000)
-    if name == "max_steps":
-        number = _int(name, value, -(10**9), MAX_STEPS_LIMIT)
-        return number if number > 0 else -1
-    if name == "learning_rate":
-        return _float(name, value, 0, 1e6)
-    if name == "lr_scheduler_type":
-        return _choice(name, value, SCHEDULER_TYPES)
-    if name == "lr_scheduler_kwargs":
-        return _kwargs(name, value)
-    if name == "warmup_steps":
-        return _interval(name, value)
-    if name == "warmup_ratio":
-        return None if value is None else _float(name, value, 0, 1_000_000)
-    if name in ("eval_strategy", "save_strategy", "logging_strategy"):
-        return _choice(name, str(value).lower() if isinstance(value, str) else value, STRATEGIES)
-    if name == "eval_steps":
-        return _interval(name, value, allow_none=True)
-    if name in ("save_steps", "logging_steps"):
-        return _interval(name, value)
-    if name == "dataloader_drop_last":
-        return _bool(name, value)
-    if name == "limit_train_batches":
-        if value is None:
-            return None
-        number = _float(name, value, 0, MAX_SAMPLES)
+def _check(field: Field, value: Any) -> Any:
+    """Validate and normalise one field's value, by its kind and range in the field table."""
+    name, kind = field.name, field.kind
+    if value is None and field.optional:
+        return None
+    if kind == "int":
+        number = _int(name, value, int(field.low), int(field.high))
+        return number if name != "max_steps" or number > 0 else -1
+    if kind == "float":
+        return _float(name, value, field.low, field.high)
+    if kind == "interval":
+        number = _float(name, value, field.low, field.high)
+        return int(number) if number == int(number) else number
+    if kind == "limit":  # a fraction of the epoch up to 1, else a number of batches
+        number = _float(name, value, field.low, field.high)
         return int(number) if number == int(number) and number > 1 else number
-    if name == "trainer":
-        return _choice(name, value, PROFILE_IDS)
-    raise KeyError(name)
+    if kind == "choice":
+        return _choice(name, str(value).lower() if name.endswith("_strategy") and isinstance(value, str) else value,
+                       field.choices)
+    if kind == "bool":
+        return _bool(name, value)
+    return _kwargs(name, value)
 
 
 def setup_from_mapping(values: Mapping[str, Any]) -> tuple[TrainingSetup, list[str]]:
@@ -226,8 +204,8 @@ def setup_from_mapping(values: Mapping[str, Any]) -> tuple[TrainingSetup, list[s
     unknown: list[str] = []
     for key, value in values.items():
         name = ALIASES.get(key, key)
-        if name in FIELD_NAMES:
-            known[name] = _check(name, value)
+        if name in FIELDS:
+            known[name] = _check(FIELDS[name], value)
         else:
             unknown.append(str(key))
     setup = replace(DEFAULTS, **known)

@@ -10,15 +10,15 @@ from steplab.i18n import t
 
 # (section, file, url path, icon); the first page is the home page at "/".
 PAGES = (
-    ("learn", "pages/home.py", "home", ":material/school:"),
-    ("learn", "pages/lessons.py", "lessons", ":material/menu_book:"),
-    ("learn", "pages/selfcheck.py", "selfcheck", ":material/quiz:"),
-    ("explore", "pages/calculator.py", "calculator", ":material/calculate:"),
-    ("explore", "pages/schedule.py", "schedule", ":material/show_chart:"),
-    ("explore", "pages/compare.py", "compare", ":material/compare_arrows:"),
-    ("explore", "pages/config.py", "config", ":material/description:"),
-    ("explore", "pages/labs.py", "labs", ":material/science:"),
-    ("instructor", "pages/animation.py", "animation", ":material/animation:"),
+    ("learn", "app_pages/home.py", "home", ":material/school:"),
+    ("learn", "app_pages/lessons.py", "lessons", ":material/menu_book:"),
+    ("learn", "app_pages/selfcheck.py", "selfcheck", ":material/quiz:"),
+    ("explore", "app_pages/calculator.py", "calculator", ":material/calculate:"),
+    ("explore", "app_pages/schedule.py", "schedule", ":material/show_chart:"),
+    ("explore", "app_pages/compare.py", "compare", ":material/compare_arrows:"),
+    ("explore", "app_pages/config.py", "config", ":material/description:"),
+    ("explore", "app_pages/labs.py", "labs", ":material/science:"),
+    ("instructor", "app_pages/animation.py", "animation", ":material/animation:"),
 )
 
 
@@ -38,8 +38,10 @@ def navigation(lang: str) -> dict[str, list[st.Page]]:
 def register(lang: str) -> st.Page:
     """`st.navigation` with the menu hidden (StepLab draws its own, see `menu`), returning the current page.
 
-    A page that runs alone — a cold deep link while the server is still in the legacy `pages/` mode —
-    calls this too, so the very first run switches the server to `st.navigation` for good.
+    The page scripts live in `app_pages/`, not `pages/`: a folder named `pages` beside `app.py` would put a
+    fresh server into Streamlit's legacy multipage mode, in which a cold deep link runs the page script
+    without `app.py` and the next run (through `st.navigation`) drops what the user had typed. A page that
+    runs alone (AppTest of one file) calls this too, so its menu links resolve.
     """
     sections = navigation(lang)
     st.session_state[_BUILT] = (lang, sections)  # the menu of this run reuses them
@@ -49,8 +51,8 @@ def register(lang: str) -> st.Page:
 def menu(lang: str) -> None:
     """The page menu at the top of the sidebar, by section, drawn with `st.page_link` (keyboard reachable).
 
-    `client.showSidebarNavigation = false` hides the legacy menu of the pages/ folder, and with it
-    st.navigation's own menu, so StepLab draws this one in both cases.
+    `st.navigation(position="hidden")` and `client.showSidebarNavigation = false` hide Streamlit's own
+    menu, so this is the only one.
     """
     built = st.session_state.get(_BUILT)
     sections = built[1] if built and built[0] == lang else navigation(lang)

@@ -12,32 +12,30 @@ from typing import Any
 import streamlit as st
 
 from steplab.errors import SetupError
+from steplab.fields import FIELDS, STRATEGIES
 from steplab.i18n import LANGUAGES, fmt_int, normalise_language, t
 from steplab.presets import presets
 from steplab.profiles import PROFILES
 from steplab.schedules import SCHEDULER_TYPES
-from steplab.setup import DEFAULTS, STRATEGIES, TrainingSetup, setup_from_mapping
+from steplab.setup import DEFAULTS, TrainingSetup, setup_from_mapping
 
 SHELL_SETUP = "_steplab_shell_setup"
 NOTICES = "_steplab_url_notices"
 BIND = "query-params"
 
-# (field, minimum, maximum, default, slider stops) of the main controls; the default is the course setup.
+# The main controls and their slider's round stops; range and kind come from the field table, the
+# default from the course preset.
 SAMPLE_STOPS = sorted({*(m * 10**e for e in range(10) for m in (1, 2, 5) if m * 10**e <= 10**9), 1090, 1600})
-MAIN_FIELDS: dict[str, tuple[float, float, float, list[float]]] = {
-    "num_samples": (1, 10**9, 1600, SAMPLE_STOPS),
-    "per_device_train_batch_size": (1, 1024, 4, [1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256, 512, 1024]),
-    "gradient_accumulation_steps": (1, 1024, 8, [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256, 512, 1024]),
-    "world_size": (1, 1024, 1, [1, 2, 3, 4, 6, 8, 16, 32, 64, 128, 256, 512, 1024]),
-    "num_train_epochs": (0.01, 100.0, 3.0, [0.25, 0.5, 0.75, 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100]),
+SLIDER_STOPS: dict[str, list[float]] = {
+    "num_samples": SAMPLE_STOPS,
+    "per_device_train_batch_size": [1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256, 512, 1024],
+    "gradient_accumulation_steps": [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256, 512, 1024],
+    "world_size": [1, 2, 3, 4, 6, 8, 16, 32, 64, 128, 256, 512, 1024],
+    "num_train_epochs": [0.25, 0.5, 0.75, 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100],
 }
-COURSE_DEFAULTS: dict[str, Any] = {
-    **{name: spec[2] for name, spec in MAIN_FIELDS.items()},
-    "eval_strategy": "steps",
-    "eval_steps": 50.0,
-}
-FLOAT_FIELDS = ("num_train_epochs", "learning_rate", "warmup_steps", "warmup_ratio", "eval_steps", "save_steps",
-                "logging_steps", "limit_train_batches")
+MAIN_FIELDS = tuple(SLIDER_STOPS)
+COURSE_PRESET = "course_default"
+FLOAT_FIELDS = tuple(name for name, field in FIELDS.items() if field.is_number and not field.whole)
 SETUP_KEYS = (
     *MAIN_FIELDS, "max_steps", "dataloader_drop_last", "trainer", "learning_rate", "lr_scheduler_type",
     "lr_scheduler_kwargs", "warmup_steps", "warmup_ratio", "eval_strategy", "eval_steps", "save_strategy",
@@ -45,10 +43,19 @@ SETUP_KEYS = (
 )
 
 
+def number_range(name: str) -> dict[str, Any]:
+    """`min_value` / `max_value` of a number control: the field's own range, in the field's type."""
+    field = FIELDS[name]
+    cast = int if field.whole else float
+    return {"min_value": cast(field.low), "max_value": cast(field.high)}
+
+
 def widget_default(name: str) -> Any:
     """What a control shows when neither the URL nor the user set it: the course setup, else the Trainer's default."""
-    if name in COURSE_DEFAULTS:
-        return COURSE_DEFAULTS[name]
+    course = presets()[COURSE_PRESET].values
+    if name in course:
+        value = course[name]
+        return float(value) if name in FLOAT_FIELDS else value
     value = getattr(DEFAULTS, name)
     if name == "lr_scheduler_kwargs":
         return ""
@@ -93,10 +100,6 @@ def url_value_problem(key: str, raw: str) -> str | None:
         setup_from_mapping({key: value})
     except SetupError as error:
         return error.en
-    if key in MAIN_FIELDS:
-        low, high = MAIN_FIELDS[key][:2]
-        if not isinstance(value, int | float) or not low <= value <= high:
-            return "out of range"
     return None
 
 
@@ -113,7 +116,7 @@ def _sync_number(name: str) -> None:
 
 def slider_stops(name: str, value: float) -> list[float]:
     """The slider's round stops plus the exact value, so the slider always shows the number in use."""
-    stops = MAIN_FIELDS[name][3]
+    stops = SLIDER_STOPS[name]
     return stops if value in stops else sorted({*stops, value})
 
 
@@ -141,10 +144,10 @@ def _main_control(name: str, lang: str) -> None:
     The exact input is the one source: the slider's move is copied into it by `_sync_number`, and the slider
     is set from it before it is drawn, with the exact value among its stops.
     """
-    low, high, default, _ = MAIN_FIELDS[name]
-    is_float = name == "num_train_epochs"
+    default = widget_default(name)
+    is_float = not FIELDS[name].whole
     slider_slot = st.container()
-    options = dict(min_value=low, max_value=high, step=0.5 if is_float else 1, format="%.2f" if is_float else "%d",
+    options = dict(**number_range(name), step=0.5 if is_float else 1, format="%.2f" if is_float else "%d",
                    help=t(lang, f"help.{name}"))
     label = t(lang, "field.exact", name=t(lang, f"field.{name}"))
     try:
@@ -178,7 +181,7 @@ def apply_values(values: dict[str, Any]) -> None:
             value = json.dumps(value) if isinstance(value, dict) and value else (value or "")
         elif key in FLOAT_FIELDS and value is not None:
             value = float(value)
-        elif key in MAIN_FIELDS and key != "num_train_epochs":
+        elif FIELDS[key].whole and value is not None:
             value = int(value)
         st.session_state[key] = value
 
@@ -198,26 +201,26 @@ def _advanced(lang: str) -> None:
                                help=t(lang, "help.trainer"))
         st.caption(t(lang, "sidebar.trainer_matched", release=PROFILES[trainer].matched,
                      releases=PROFILES[trainer].releases))
-        st.number_input(t(lang, "field.learning_rate"), min_value=0.0, max_value=10.0, **_default_arg("learning_rate", 5e-5), step=1e-5,
+        st.number_input(t(lang, "field.learning_rate"), **number_range("learning_rate"), **_default_arg("learning_rate", 5e-5), step=1e-5,
                         format="%.2e", key="learning_rate", bind=BIND, help=t(lang, "help.learning_rate"))
         st.selectbox(t(lang, "field.lr_scheduler_type"), list(SCHEDULER_TYPES), key="lr_scheduler_type", bind=BIND,
                      help=t(lang, "help.lr_scheduler_type"))
         st.text_input(t(lang, "field.lr_scheduler_kwargs"), **_default_arg("lr_scheduler_kwargs", ""), key="lr_scheduler_kwargs", bind=BIND,
                       placeholder='{"num_cycles": 0.5}', help=t(lang, "help.lr_scheduler_kwargs"), max_chars=300)
-        st.number_input(t(lang, "field.warmup_steps"), min_value=0.0, max_value=1e9, **_default_arg("warmup_steps", 0.0), step=1.0,
+        st.number_input(t(lang, "field.warmup_steps"), **number_range("warmup_steps"), **_default_arg("warmup_steps", 0.0), step=1.0,
                         format="%g", key="warmup_steps", bind=BIND, help=t(lang, "help.warmup_steps"))
-        st.number_input(t(lang, "field.warmup_ratio"), min_value=0.0, max_value=1.0, **_default_arg("warmup_ratio", None), step=0.01,
+        st.number_input(t(lang, "field.warmup_ratio"), **number_range("warmup_ratio"), **_default_arg("warmup_ratio", None), step=0.01,
                         format="%g", key="warmup_ratio", bind=BIND, help=t(lang, "help.warmup_ratio"),
                         placeholder=t(lang, "sidebar.unset"))
         for kind in ("eval", "save", "logging"):
             st.selectbox(t(lang, f"field.{kind}_strategy"), list(STRATEGIES), key=f"{kind}_strategy", bind=BIND,
                          **_default_index(f"{kind}_strategy", STRATEGIES), help=t(lang, f"help.{kind}_strategy"))
             default = widget_default(f"{kind}_steps")
-            st.number_input(t(lang, f"field.{kind}_steps"), min_value=0.0, max_value=1e9, **_default_arg(f"{kind}_steps", default), step=1.0,
+            st.number_input(t(lang, f"field.{kind}_steps"), **number_range(f"{kind}_steps"), **_default_arg(f"{kind}_steps", default), step=1.0,
                             format="%g", key=f"{kind}_steps", bind=BIND, help=t(lang, f"help.{kind}_steps"),
                             placeholder=t(lang, "sidebar.unset"))
         if st.session_state.get("trainer") == "lightning-2":
-            st.number_input(t(lang, "field.limit_train_batches"), min_value=0.0, max_value=1e12, **_default_arg("limit_train_batches", None),
+            st.number_input(t(lang, "field.limit_train_batches"), **number_range("limit_train_batches"), **_default_arg("limit_train_batches", None),
                             format="%g", key="limit_train_batches", bind=BIND,
                             help=t(lang, "help.limit_train_batches"), placeholder=t(lang, "sidebar.unset"))
 
@@ -237,14 +240,15 @@ def render_sidebar(lang: str) -> None:
             st.session_state["use_max_steps"] = bool(raw_max and url_value_problem("max_steps", raw_max) is None
                                                      and float(raw_max) > 0)
         if st.toggle(t(lang, "field.use_max_steps"), key="use_max_steps", help=t(lang, "help.max_steps")):
-            st.number_input(t(lang, "field.max_steps"), min_value=1, max_value=10**9, **_default_arg("max_steps", 100), step=1,
+            st.number_input(t(lang, "field.max_steps"), min_value=1, max_value=number_range("max_steps")["max_value"],
+                            **_default_arg("max_steps", 100), step=1,
                             key="max_steps", bind=BIND, help=t(lang, "help.max_steps"))
         _advanced(lang)
 
 
-def values_from_widgets() -> dict[str, Any]:
-    """The setup fields as the widgets hold them now; a value the engine rejects falls back to its default
-    and is named in a notice (a hand-edited URL can put anything into a bound text widget)."""
+def setup_from_widgets() -> tuple[TrainingSetup | None, SetupError | None]:
+    """The setup the widgets hold now, validated once in the usual case; a value the engine rejects falls back
+    to its default and is named in a notice (a hand-edited URL can put anything into a bound text widget)."""
     values: dict[str, Any] = {}
     noticed = {key for key, _ in st.session_state.get(NOTICES, [])}
     for key in SETUP_KEYS:
@@ -256,8 +260,7 @@ def values_from_widgets() -> dict[str, Any]:
             value = st.session_state.get(key, widget_default(key))
         values[key] = value
     try:
-        setup_from_mapping(values)
-        return values  # the usual case: one validation instead of one per field
+        return setup_from_mapping(values)[0], None  # the usual case: the one validation of this run
     except SetupError:
         pass
     for key, value in values.items():
@@ -267,10 +270,6 @@ def values_from_widgets() -> dict[str, Any]:
             if key not in noticed:
                 st.session_state[NOTICES].append((key, str(value)))
             values[key] = widget_default(key)
-    return values
-
-
-def build_setup(values: dict[str, Any]) -> tuple[TrainingSetup | None, SetupError | None]:
     try:
         return setup_from_mapping(values)[0], None
     except SetupError as error:
@@ -280,7 +279,7 @@ def build_setup(values: dict[str, Any]) -> tuple[TrainingSetup | None, SetupErro
 def start(standalone: bool = False) -> tuple[TrainingSetup | None, SetupError | None]:
     """Language, URL check, menu, sidebar, setup: what every run needs before a page draws.
 
-    `standalone`: the page runs without `app.py` (a cold deep link, a test), so it registers the pages itself.
+    `standalone`: the page runs without `app.py` (AppTest of one page file), so it registers the pages itself.
     """
     from steplab_ui import layout, navigation
 
@@ -291,11 +290,11 @@ def start(standalone: bool = False) -> tuple[TrainingSetup | None, SetupError | 
     lang = language_control()
     navigation.menu(lang)
     render_sidebar(lang)
-    return build_setup(values_from_widgets())
+    return setup_from_widgets()
 
 
 def shared_setup() -> tuple[TrainingSetup | None, SetupError | None]:
-    """The setup every page shows; when the page runs alone (a cold deep link, a test) it renders the shell itself."""
+    """The setup every page shows; when the page runs alone (AppTest of one file) it renders the shell itself."""
     stored = st.session_state.get(SHELL_SETUP)
     return stored if stored is not None else start(standalone=True)
 

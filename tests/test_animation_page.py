@@ -21,7 +21,7 @@ from steplab.timeline import build_timeline
 from steplab_ui import animation_view, layout
 from steplab_ui.layout import COLOURS
 
-PAGE = "pages/animation.py"
+PAGE = "app_pages/animation.py"
 COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
           "num_train_epochs": 3}
 # 24 samples, batch 4, accumulation 4, 2 epochs: 6 micro-batches an epoch, the whole run fits in the window

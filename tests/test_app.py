@@ -54,7 +54,7 @@ def test_every_page_alone(path, lang):
 
 
 def test_calculator_course_default_and_slider():
-    at = run("pages/calculator.py")
+    at = run("app_pages/calculator.py")
     assert total_steps(at) == "150"
     at.select_slider(key="gradient_accumulation_steps__slider").set_value(16).run()
     assert at.number_input(key="gradient_accumulation_steps").value == 16
@@ -72,7 +72,7 @@ def test_calculator_course_default_and_slider():
 
 @pytest.mark.parametrize("key", list(presets()))
 def test_each_preset_loads(key):
-    at = run("pages/calculator.py", lang="en")
+    at = run("app_pages/calculator.py", lang="en")
     at.selectbox(key="_preset_choice").set_value(key).run()
     assert not at.exception
     plan = make_plan(presets()[key].setup())
@@ -84,12 +84,12 @@ def test_each_preset_loads(key):
 
 
 def test_url_restores_setup():
-    at = run("pages/calculator.py", lang="en", num_samples="1000", per_device_train_batch_size="4",
+    at = run("app_pages/calculator.py", lang="en", num_samples="1000", per_device_train_batch_size="4",
              gradient_accumulation_steps="8", num_train_epochs="3", trainer="hf-4.51", max_steps="120")
     assert at.number_input(key="num_samples").value == 1000
     assert at.toggle(key="use_max_steps").value is True
     assert total_steps(at, "en") == "120"
-    at = run("pages/calculator.py", lang="en", num_samples="1000", trainer="hf-4.51")
+    at = run("app_pages/calculator.py", lang="en", num_samples="1000", trainer="hf-4.51")
     assert total_steps(at, "en") == "93"
 
 
@@ -97,13 +97,13 @@ def test_url_restores_setup():
                                             ("num_train_epochs", "1e9"), ("trainer", "hf-9"), ("lang", "fr"),
                                             ("world_size", "nan"), ("lr_scheduler_kwargs", "{broken")])
 def test_bad_url_value_gives_notice(key, value):
-    at = run("pages/calculator.py", **{key: value})
+    at = run("app_pages/calculator.py", **{key: value})
     assert any(key in w.value and "默认值" in w.value for w in at.warning), [w.value for w in at.warning]
     assert at.metric  # the page still renders a plan
 
 
 def test_refused_setup_shows_the_trainers_error():
-    at = run("pages/calculator.py", lang="en", eval_strategy="steps", eval_steps="37.5")
+    at = run("app_pages/calculator.py", lang="en", eval_strategy="steps", eval_steps="37.5")
     assert any("refuses" in e.value for e in at.error)
     assert any("--eval_steps must be an integer if bigger than 1: 37.5" in c.value for c in at.code)
 
@@ -112,7 +112,7 @@ def test_yaml_import_good_and_bad(tmp_path):
     from golden import EXAMPLES
 
     text = (EXAMPLES / "train_lora__qwen3_lora_sft.yaml").read_text()
-    at = run("pages/config.py", lang="en")
+    at = run("app_pages/config.py", lang="en")
     at.text_area(key="config_text").set_value(text).run()
     at.button[0].click().run()
     assert at.success and not at.exception
@@ -127,7 +127,7 @@ def test_yaml_import_good_and_bad(tmp_path):
 
 
 def test_compare_add_and_remove_columns():
-    at = run("pages/compare.py", lang="en")
+    at = run("app_pages/compare.py", lang="en")
     frame = at.table[0].value
     assert list(frame.loc["Total steps"]) == ["150", "300", "150"]
     at.button(key="cmp_0_remove").click().run()
@@ -147,7 +147,7 @@ def test_catalogues_have_the_same_keys():
 ])
 def test_home_sentence_counts_gpus_and_epochs(params, english, chinese):
     for lang, expected in (("en", english), ("zh", chinese)):
-        at = run("pages/home.py", lang=lang, **params)
+        at = run("app_pages/home.py", lang=lang, **params)
         sentence = next(m.value for m in at.markdown if m.value.startswith(catalogue(lang)["home.current"][:4]))
         assert expected in sentence
         plan = make_plan(setup_from_mapping({"num_samples": 1600, "per_device_train_batch_size": 4,

@@ -25,7 +25,7 @@ KEYS = st.one_of(st.sampled_from([*SETUP_KEYS, "lang", "embed"]), st.text(string
 
 
 def render(params: dict[str, str | list[str]]) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages" / "calculator.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "calculator.py"), default_timeout=60)
     for key, value in params.items():
         at.query_params[key] = value
     at.run()
@@ -61,7 +61,7 @@ def test_two_sessions_never_share_a_setup():
 
 
 def test_hostile_yaml_on_the_config_page():
-    at = AppTest.from_file(str(ROOT / "pages" / "config.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(ROOT / "app_pages" / "config.py"), default_timeout=60).run()
     bomb = "a: &a ['x','x','x','x','x','x','x','x','x']\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]\n"
         for i in range(8))

@@ -1,4 +1,4 @@
-"""AppTest: the torch labs page (`pages/labs.py`) in both languages, each lab's inputs, its numbers, bad input."""
+"""AppTest: the torch labs page (`app_pages/labs.py`) in both languages, each lab's inputs, its numbers, bad input."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from steplab.i18n import catalogue, fmt_float
 from steplab.labs import accumulation, memory, overfitting, token_weighting
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = ROOT / "pages" / "labs.py"
+PAGE = ROOT / "app_pages" / "labs.py"
 
 
 def run(**params: str) -> AppTest:
     """The labs page alone, run once with these URL parameters, without an exception."""
-    return run_page("pages/labs.py", **params)
+    return run_page("app_pages/labs.py", **params)
 
 
 def metrics(at: AppTest) -> dict[str, str]:

@@ -68,7 +68,7 @@ def test_authors_mistakes_get_a_clear_error(change, problem):
 @pytest.mark.parametrize("lang", LANGUAGES)
 @pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.id for lesson in LESSONS])
 def test_every_lesson_renders(lesson, lang):
-    at = AppTest.from_file(str(ROOT / "pages" / "lessons.py"), default_timeout=90)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=90)
     at.query_params["lesson"] = lesson.id
     at.query_params["lang"] = lang
     at.run()
@@ -81,7 +81,7 @@ def test_predict_then_reveal():
     index = next(i for i, block in enumerate(lesson.blocks) if block.kind == "predict")
     block = lesson.blocks[index]
     answer = lesson.value(f"{block.data['scenario']}.{block.data['quantity']}")
-    at = AppTest.from_file(str(ROOT / "pages" / "lessons.py"), default_timeout=90)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=90)
     at.query_params["lesson"] = lesson.id
     at.query_params["lang"] = "en"
     at.run()
@@ -91,7 +91,7 @@ def test_predict_then_reveal():
     at.button(key=f"{key}_reveal").click().run()
     assert not at.exception
     assert any(f"You guessed {answer + 1:,}" in w.value for w in at.warning)
-    at = AppTest.from_file(str(ROOT / "pages" / "lessons.py"), default_timeout=90)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=90)
     at.query_params["lesson"] = lesson.id
     at.run()
     at.number_input(key=f"{key}_guess").set_value(answer).run()

@@ -1,4 +1,4 @@
-"""AppTest: the learning-rate schedule page (pages/schedule.py) in both languages.
+"""AppTest: the learning-rate schedule page (app_pages/schedule.py) in both languages.
 
 The figure is read back from the chart's spec (plotly JSON; numpy arrays arrive as base64 typed arrays) and
 compared with the engine: learning rates at the drawn steps, warmup band, markers, the stop and the horizon.
@@ -22,7 +22,7 @@ from steplab.schedules import METRIC_DRIVEN, SCHEDULER_TYPES
 from steplab.setup import setup_from_mapping
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = str(ROOT / "pages" / "schedule.py")
+PAGE = str(ROOT / "app_pages" / "schedule.py")
 COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
           "num_train_epochs": 3, "eval_strategy": "steps", "eval_steps": 50}
 

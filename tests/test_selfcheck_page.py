@@ -12,7 +12,7 @@ from steplab.i18n import catalogue
 from steplab.progress import Progress, from_code, to_code
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = str(ROOT / "pages" / "selfcheck.py")
+PAGE = str(ROOT / "app_pages" / "selfcheck.py")
 SPECS = quiz.bank_by_id()
 
 

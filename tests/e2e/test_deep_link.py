@@ -53,8 +53,8 @@ def test_cold_deep_link_shows_calculator_with_url_setup(browser: Browser, cold_s
 
 
 def test_cold_deep_link_sidebar_shows_app_menu(browser: Browser, cold_server: StreamlitServer) -> None:
-    """Still on the cold server: the sidebar menu is StepLab's (sections, translated titles), not the legacy
-    pages/ menu of file names ("app, calculator, compare, config, home") that a cold deep link used to show."""
+    """Still on the cold server: the sidebar menu is StepLab's (sections, translated titles), not a legacy
+    menu of file names ("app, calculator, compare, config, home") that a cold deep link once showed."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     try:

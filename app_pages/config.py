@@ -42,7 +42,7 @@ with paste:
 with upload:
     st.file_uploader(t(lang, "config.file"), type=["yaml", "yml"], key="config_upload",
                      max_upload_size=1, help=t(lang, "config.file_help"))
-st.number_input(t(lang, "config.num_samples"), min_value=1, max_value=10**9, value=None, step=1,
+st.number_input(t(lang, "config.num_samples"), **state.number_range("num_samples"), value=None, step=1,
                 key="config_num_samples", help=t(lang, "config.num_samples_help"),
                 placeholder=t(lang, "config.num_samples_placeholder"))
 st.button(t(lang, "config.apply"), type="primary", on_click=import_config, icon=":material/upload:")

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from steplab.compare import COMPARE_FIELDS
+from steplab.fields import FIELDS
 from steplab.i18n import t
 from steplab.presets import presets
 from steplab.profiles import PROFILES
@@ -60,13 +61,10 @@ for slot, column in zip(columns, ids, strict=True):
             label = t(lang, f"field.{field}")
             if field == "trainer":
                 st.selectbox(label, list(PROFILES), key=key, format_func=lambda k: f"{k} · {PROFILES[k].matched}")
-            elif field == "num_train_epochs":
-                st.number_input(label, min_value=0.01, max_value=100.0, step=0.5, key=key)
-            elif field == "eval_steps":
-                st.number_input(label, min_value=1, max_value=10**9, step=1, key=key)
+            elif field == "eval_steps":  # whole steps here: a column compares rhythms, not ratios
+                st.number_input(label, min_value=1, max_value=int(FIELDS[field].high), step=1, key=key)
             else:
-                high = 10**9 if field == "num_samples" else 1024
-                st.number_input(label, min_value=1, max_value=high, step=1, key=key)
+                st.number_input(label, **state.number_range(field), step=1 if FIELDS[field].whole else 0.5, key=key)
         st.button(t(lang, "compare.remove"), key=f"cmp_{column}_remove", on_click=remove_column, args=(column,),
                   disabled=len(ids) <= 2, icon=":material/close:")
         setups.append({field: st.session_state[f"cmp_{column}_{field}"] for field in COMPARE_FIELDS})

@@ -1,0 +1,81 @@
+"""Every setup field, declared once: its kind, its range, its default and whether the Trainer knows it.
+
+The validator (`steplab.setup`), the URL check and the controls of the sidebar and of the compare page
+(`steplab_ui`), the YAML writer (`steplab.config_io`) and the CLI's `--set` all read this table, so a value
+one of them accepts, every other accepts too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from steplab.profiles import PROFILES
+from steplab.schedules import SCHEDULER_TYPES
+
+Kind = Literal["int", "float", "interval", "choice", "bool", "kwargs", "limit"]
+
+STRATEGIES = ("no", "steps", "epoch")
+MAX_SAMPLES = 10**12
+MAX_STEPS_LIMIT = 10**9
+MAX_COUNT = 10**6  # batch size, accumulation steps, devices, epochs
+
+
+@dataclass(frozen=True)
+class Field:
+    """One setup field.
+
+    `kind`: "int" and "float" are plain numbers in [low, high]; "interval" is a number of steps in [low, high]
+    that the Trainer reads as a ratio of the run when it is below 1 (`eval_steps=0.25`); "limit" is
+    Lightning's `limit_train_batches` (a fraction up to 1, else a count); "choice" is one of `choices`.
+    `default` is the Trainer's own (`TrainingArguments` of transformers 5.x), or StepLab's for its own fields.
+    `optional`: None means "not set". `trainer_argument`: False for StepLab's own fields, which a YAML export
+    writes as comments.
+    """
+
+    name: str
+    kind: Kind
+    default: Any
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    optional: bool = False
+    trainer_argument: bool = True
+
+    @property
+    def is_number(self) -> bool:
+        return self.kind in ("int", "float", "interval", "limit")
+
+    @property
+    def whole(self) -> bool:
+        """Only whole numbers are allowed (a control steps by 1 and shows no decimals)."""
+        return self.kind == "int"
+
+
+FIELDS: dict[str, Field] = {field.name: field for field in (
+    Field("num_samples", "int", 1600, 0, MAX_SAMPLES, trainer_argument=False),
+    Field("per_device_train_batch_size", "int", 8, 1, MAX_COUNT),
+    Field("gradient_accumulation_steps", "int", 1, 1, MAX_COUNT),
+    Field("world_size", "int", 1, 1, MAX_COUNT, trainer_argument=False),
+    Field("num_train_epochs", "float", 3.0, 0, MAX_COUNT),
+    Field("max_steps", "int", -1, -MAX_STEPS_LIMIT, MAX_STEPS_LIMIT),  # 0 or less: train by epochs
+    Field("learning_rate", "float", 5e-5, 0, 1e6),
+    Field("lr_scheduler_type", "choice", "linear", choices=SCHEDULER_TYPES),
+    Field("lr_scheduler_kwargs", "kwargs", ()),
+    Field("warmup_steps", "interval", 0, 0, MAX_STEPS_LIMIT),
+    Field("warmup_ratio", "float", None, 0, MAX_COUNT, optional=True),
+    Field("eval_strategy", "choice", "no", choices=STRATEGIES),
+    Field("eval_steps", "interval", None, 0, MAX_STEPS_LIMIT, optional=True),
+    Field("save_strategy", "choice", "steps", choices=STRATEGIES),
+    Field("save_steps", "interval", 500, 0, MAX_STEPS_LIMIT),
+    Field("logging_strategy", "choice", "steps", choices=STRATEGIES),
+    Field("logging_steps", "interval", 500, 0, MAX_STEPS_LIMIT),
+    Field("dataloader_drop_last", "bool", False),
+    Field("limit_train_batches", "limit", None, 0, MAX_SAMPLES, optional=True, trainer_argument=False),
+    Field("trainer", "choice", "hf-5", choices=tuple(PROFILES), trainer_argument=False),
+)}
+
+FIELD_NAMES: tuple[str, ...] = tuple(FIELDS)
+TRAINING_ARGUMENT_FIELDS: tuple[str, ...] = tuple(name for name, f in FIELDS.items() if f.trainer_argument)
+STEPLAB_ONLY: tuple[str, ...] = tuple(name for name, f in FIELDS.items() if not f.trainer_argument)
+PROFILE_IDS: tuple[str, ...] = FIELDS["trainer"].choices
