@@ -97,7 +97,7 @@ def _effective_batch(plan: Plan) -> Line:
     s = plan.setup
     return Line(
         "total_train_batch_size", Text("有效批次(每次更新的样本数)", "Effective batch (samples per update)"),
-        f"{s.per_device_train_batch_size} × {s.gradient_accumulation_steps} × {s.world_size} = {_n(plan.total_train_batch_size)}",
+        f"{_n(s.per_device_train_batch_size)} × {_n(s.gradient_accumulation_steps)} × {_n(s.world_size)} = {_n(plan.total_train_batch_size)}",
         Text("单卡批大小 × 梯度累积 × GPU 数", "per-device batch × accumulation × GPUs"),
     )
 
