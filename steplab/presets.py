@@ -36,4 +36,3 @@ def presets() -> dict[str, Preset]:
     }
 
 
-DEFAULT_PRESET = "course_default"

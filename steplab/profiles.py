@@ -63,8 +63,6 @@ PROFILES: dict[str, TrainerProfile] = {
     )
 }
 
-DEFAULT_PROFILE = "hf-5"
-
 
 def get_profile(profile_id: str) -> TrainerProfile:
     """The profile with this id (KeyError for an unknown one)."""

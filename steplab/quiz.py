@@ -589,12 +589,6 @@ def _rng(spec: QuestionSpec, seed: int) -> random.Random:
     return random.Random(f"{spec.id}:{seed}")
 
 
-def draw_values(spec: QuestionSpec, seed: int) -> dict[str, Any]:
-    """The parameter values the seed draws (in the order of `params`)."""
-    rng = _rng(spec, seed)
-    return {name: rng.choice(choices) for name, choices in spec.params}
-
-
 def generate(spec: QuestionSpec, seed: int) -> Question:
     """A concrete question: the seed draws the parameters (and shuffles options); the engine fills in numbers."""
     seed = int(seed)

@@ -210,10 +210,3 @@ def setup_from_mapping(values: Mapping[str, Any]) -> tuple[TrainingSetup, list[s
             unknown.append(str(key))
     setup = replace(DEFAULTS, **known)
     return setup, unknown
-
-
-def setup_to_dict(setup: TrainingSetup) -> dict[str, Any]:
-    """Plain values of every field."""
-    return setup.to_dict()
-
-
