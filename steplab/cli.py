@@ -13,33 +13,27 @@ from pathlib import Path
 from typing import Any
 
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.events import events
 from steplab.plan import Plan, make_plan
 from steplab.profiles import PROFILES
+from steplab.record import plan_record
 from steplab.setup import setup_from_mapping
 from steplab.warnings import plan_warnings
+
+MAX_LISTED_RATES = 10_000_000
 
 
 def plan_to_json(plan: Plan, lr_per_step: bool = False, unknown: list[str] | None = None) -> dict[str, Any]:
     """The plan as the CLI's stable JSON object."""
     result: dict[str, Any] = {
         "trainer": plan.profile.id,
-        "max_steps": plan.max_steps,
-        "optimizer_steps": plan.optimizer_steps,
-        "num_update_steps_per_epoch": plan.num_update_steps_per_epoch,
-        "micro_batches_per_epoch": plan.micro_batches_per_epoch,
-        "total_train_batch_size": plan.total_train_batch_size,
-        "num_train_epochs_loop": plan.epochs_loop,
-        "final_epoch": plan.final_epoch,
-        "warmup_steps": plan.warmup_steps,
-        "micro_batches_per_step_rle": plan.micro_batches_per_step_rle(),
-        "eval_at_steps": events(plan, "eval").steps(),
-        "save_at_steps": events(plan, "save").steps(),
-        "log_at_steps": events(plan, "log").steps(),
+        **plan_record(plan),
         "warnings": [{"code": w.code, "message": w.message("en")} for w in plan_warnings(plan)],
         "unknown_keys": unknown or [],
     }
     if lr_per_step:
+        if plan.optimizer_steps > MAX_LISTED_RATES:
+            raise ValueError(f"--lr-per-step: the run has {plan.optimizer_steps:,} optimizer steps, more than the "
+                             f"{MAX_LISTED_RATES:,} learning rates the JSON lists")
         result["learning_rates"] = plan.learning_rates().tolist()
     return result
 
@@ -87,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                              "必须给出(在 YAML 中或用 --set num_samples=N)。")
         setup, unknown = setup_from_mapping(values)
         plan = make_plan(setup)
+        result = plan_to_json(plan, args.lr_per_step, [k for k in unknown if k not in ignored])
     except TrainerRefusal as refusal:
         print(json.dumps({"trainer_error": refusal.as_dict()}, ensure_ascii=False))
         return 3
@@ -94,5 +89,5 @@ def main(argv: list[str] | None = None) -> int:
         message = error.message("en") if hasattr(error, "message") and callable(error.message) else str(error)
         print(f"error: {message}".splitlines()[0], file=sys.stderr)
         return 2
-    print(json.dumps(plan_to_json(plan, args.lr_per_step, [k for k in unknown if k not in ignored]), ensure_ascii=False))
+    print(json.dumps(result, ensure_ascii=False))
     return 0

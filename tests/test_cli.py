@@ -73,3 +73,16 @@ def test_module_entry_point(args):
                           check=False)
     assert done.returncode == 0
     assert json.loads(done.stdout)["max_steps"] == 600  # default batch 8, accumulation 1, 3 epochs: 200 × 3
+
+
+def test_a_run_too_long_to_list_is_refused_with_what_to_change(capsys):
+    """10^12 samples at the Trainer's default save_steps of 500 would list 750 million checkpoints."""
+    code, result, err = cli("plan", "--set", "num_samples=1000000000000", capsys=capsys)
+    assert code == 2 and result is None
+    assert err.startswith("error: save_steps: the run has 750,000,000 save steps") and "save_strategy=no" in err
+    code, result, _ = cli("plan", "--set", "num_samples=1000000000000", "--set", "save_strategy=no",
+                          "--set", "logging_strategy=no", capsys=capsys)
+    assert code == 0 and result["max_steps"] == 375_000_000_000 and result["save_at_steps"] == []
+    code, result, err = cli("plan", "--set", "num_samples=1000000000000", "--set", "save_strategy=no",
+                            "--set", "logging_strategy=no", "--lr-per-step", capsys=capsys)
+    assert code == 2 and "375,000,000,000 optimizer steps" in err

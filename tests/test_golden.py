@@ -7,8 +7,8 @@ import pytest
 from golden import golden_cases, hf_setup_values, lightning_setup_values
 
 from steplab.errors import TrainerRefusal
-from steplab.events import events
 from steplab.plan import make_plan
+from steplab.record import plan_record
 from steplab.setup import setup_from_mapping
 from steplab.warnings import plan_warnings
 
@@ -17,21 +17,13 @@ HF_CASES = [(p, cid, case, result) for p in HF_PROFILES for cid, case, result in
 LIGHTNING_CASES = golden_cases("lightning-2")
 
 
+# The golden files' names for the two record fields they name after the Trainer's own attributes.
+GOLDEN_NAMES = {"max_steps": "state_max_steps", "warmup_steps": "warmup_steps_computed"}
+
+
 def plan_fields(plan) -> dict:
-    return {
-        "state_max_steps": plan.max_steps,
-        "optimizer_steps": plan.optimizer_steps,
-        "num_update_steps_per_epoch": plan.num_update_steps_per_epoch,
-        "micro_batches_per_epoch": plan.micro_batches_per_epoch,
-        "total_train_batch_size": plan.total_train_batch_size,
-        "final_epoch": plan.final_epoch,
-        "warmup_steps_computed": plan.warmup_steps,
-        "micro_batches_per_step_rle": plan.micro_batches_per_step_rle(),
-        "eval_at_steps": events(plan, "eval").steps(),
-        "save_at_steps": events(plan, "save").steps(),
-        "log_at_steps": events(plan, "log").steps(),
-        "num_train_epochs_loop": plan.epochs_loop,
-    }
+    """The plan's record (the CLI's JSON) under the golden files' names."""
+    return {GOLDEN_NAMES.get(key, key): value for key, value in plan_record(plan).items()}
 
 
 def is_removed_warmup_ratio(profile: str, result: dict) -> bool:
