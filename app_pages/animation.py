@@ -13,7 +13,6 @@ import time
 
 import streamlit as st
 
-from steplab.animation_html import export_html
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import fmt_float, fmt_int, t
 from steplab.measurements import measurements
@@ -21,6 +20,7 @@ from steplab.plan import make_plan
 from steplab.presets import presets
 from steplab.timeline import Timeline, build_timeline, narration, totals
 from steplab_ui import animation_view, layout, state
+from steplab_ui.animation_html import export_html
 
 FRAME = "frame"  # the scrubber: 1-based window position, bound to ?frame=
 POSITION = "_anim_position"  # the position the server shows (the slider displays it, a scrub sets it)
@@ -274,8 +274,7 @@ if plan is not None:
         st.fragment(player, run_every=interval())(timeline, lang, presenter)
         st.caption(t(lang, "anim.shortcuts"))
         st.download_button(
-            t(lang, "anim.download"), data=lambda: export_html(
-                timeline, lang, lambda p: animation_view.frame_spec(timeline, p, lang)),
+            t(lang, "anim.download"), data=lambda: export_html(timeline, lang),
             file_name=f"steplab-animation-{lang}.html", mime="text/html", on_click="ignore",
             icon=":material/download:", help=t(lang, "anim.download_help"),
         )

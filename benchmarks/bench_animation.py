@@ -115,11 +115,11 @@ def engine_figures() -> None:
     import plotly.io
     import plotly.tools
 
-    from steplab.animation_html import export_html
     from steplab.plan import make_plan
     from steplab.setup import setup_from_mapping
     from steplab.timeline import build_timeline
     from steplab_ui import animation_view
+    from steplab_ui.animation_html import export_html
 
     print("engine and drawing (no script runner)")
     for name, params in SETUPS.items():
@@ -141,7 +141,7 @@ def engine_figures() -> None:
                                          "gradient_accumulation_steps": 8, "num_train_epochs": 3})[0])
     timeline = build_timeline(plan)
     start = time.perf_counter()
-    page = export_html(timeline, "en", lambda p: animation_view.frame_spec(timeline, p, "en"))
+    page = export_html(timeline, "en")
     print(f"  HTML export (course): {(time.perf_counter() - start) * 1000:.0f} ms, {len(page) / 1e6:.2f} MB "
           f"(once per download, off the tick)")
 

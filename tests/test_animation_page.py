@@ -13,12 +13,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from test_app import run as run_page
 
-from steplab.animation_html import animation_figure, export_html
 from steplab.i18n import catalogue, fmt_int, fmt_lr
 from steplab.plan import make_plan
 from steplab.setup import setup_from_mapping
 from steplab.timeline import build_timeline
 from steplab_ui import animation_view, layout
+from steplab_ui.animation_html import animation_figure, export_html
 from steplab_ui.layout import COLOURS
 
 PAGE = "app_pages/animation.py"
@@ -235,13 +235,12 @@ def test_every_frame_is_a_valid_figure_with_the_same_structure(values):
 
 def test_html_export_has_every_frame_play_pause_and_a_slider():
     timeline = timeline_of({**COURSE, "num_samples": 40, "trainer": "hf-4.46"})
-    draw = lambda p: animation_view.frame_spec(timeline, p, "en")  # noqa: E731
-    figure = animation_figure(timeline, "en", draw)
+    figure = animation_figure(timeline, "en")
     assert len(figure.frames) == len(timeline.frames) == 24
     buttons = figure.layout.updatemenus[0].buttons
     assert [b.label for b in buttons] == ["▶ Play", "❚❚ Pause"] and list(buttons[1].args[0]) == [None]
     assert len(figure.layout.sliders[0].steps) == 24
-    page = export_html(timeline, "zh", lambda p: animation_view.frame_spec(timeline, p, "zh"))
+    page = export_html(timeline, "zh")
     assert page.startswith("<!doctype html>") and '<html lang="zh">' in page
     assert "<title>StepLab · 梯度累积动画</title>" in page and "plotly.js" in page.lower()
     assert "24 个小批次" in page

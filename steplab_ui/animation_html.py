@@ -1,8 +1,7 @@
 """The accumulation animation as one standalone HTML file: plotly frames with play, pause and a slider.
 
 For a course page where no server runs. The frames are the same as the app's: the timeline's window,
-each drawn by the same function the page uses (passed in as `draw`, returning a plain plotly figure dict, so
-this module needs no Streamlit).
+each drawn by the page's own `animation_view.frame_spec` (a plain plotly figure dict; no Streamlit here).
 Plotly animates on the client, so there is no narration beyond what each frame carries: the narration
 line is part of every frame.
 """
@@ -11,13 +10,13 @@ from __future__ import annotations
 
 import html
 import textwrap
-from collections.abc import Callable
 
 import plotly.graph_objects as go
 import plotly.io as pio
 
 from steplab.i18n import fmt_int, t
 from steplab.timeline import Timeline, narration, totals
+from steplab_ui.animation_view import frame_spec
 
 FRAME_MS = 800
 EXPORT_HEIGHT = 520
@@ -42,14 +41,14 @@ def _narration(timeline: Timeline, position: int, lang: str) -> dict:
             "font": {"size": 13}}
 
 
-def animation_figure(timeline: Timeline, lang: str, draw: Callable[[int], dict]) -> go.Figure:
+def animation_figure(timeline: Timeline, lang: str) -> go.Figure:
     """One figure whose frames are the timeline's frames, with play/pause buttons and a slider."""
     if not timeline.frames:
         raise ValueError("a timeline without frames has nothing to animate")
     frames = []
     first: dict = {}
     for position in range(len(timeline.frames)):
-        drawn = draw(position)
+        drawn = frame_spec(timeline, position, lang)
         first = first or drawn
         notes = [*drawn["layout"]["annotations"], _narration(timeline, position, lang)]
         frames.append({"name": str(position), "data": drawn["data"],
@@ -88,9 +87,9 @@ def animation_figure(timeline: Timeline, lang: str, draw: Callable[[int], dict])
     return go.Figure({"data": first["data"], "layout": layout, "frames": frames}, _validate=False)
 
 
-def export_html(timeline: Timeline, lang: str, draw: Callable[[int], dict]) -> str:
+def export_html(timeline: Timeline, lang: str) -> str:
     """A complete HTML page (plotly.js included, works offline) with the animation and the run's totals."""
-    figure = animation_figure(timeline, lang, draw)
+    figure = animation_figure(timeline, lang)
     body = figure.to_html(include_plotlyjs=True, full_html=True, div_id="steplab-animation", auto_play=False,
                           config={"displaylogo": False, "responsive": True})
     title = html.escape(t(lang, "page.animation.title"))
