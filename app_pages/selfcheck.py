@@ -6,12 +6,13 @@ import streamlit as st
 
 from steplab import quiz
 from steplab.i18n import t
+from steplab.lessons import lesson_numbers
 from steplab_ui import layout, state
 from steplab_ui.quiz_view import get_progress, render_progress, render_question
 
 CURRENT = "selfcheck_current"  # (question id, seed) of the question on screen
 LESSONS_KEY = "selfcheck_lessons"
-ALL_LESSONS = list(range(1, 11))
+ALL_LESSONS = list(lesson_numbers())
 
 setup, error = state.shared_setup()  # the sidebar setup is not used by the questions; it keeps the app consistent
 lang = state.language()

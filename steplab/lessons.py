@@ -241,6 +241,18 @@ def parse_lesson(data: Any, source: str = "<lesson>") -> Lesson:
     return Lesson(lesson.id, lesson.number, lesson.title, lesson.goals, scenarios, blocks, source)
 
 
+def lesson_number(path: Path) -> int:
+    """A lesson's number, from its file name `NN_name.yaml`."""
+    return int(path.name[:2])
+
+
+@lru_cache(maxsize=1)
+def lesson_numbers() -> tuple[int, ...]:
+    """The numbers of the course's lessons, read off the file names (nothing is parsed): what the question
+    bank and the progress codes may name."""
+    return tuple(sorted(lesson_number(path) for path in LESSONS_DIR.glob("[0-9][0-9]_*.yaml")))
+
+
 @lru_cache(maxsize=1)
 def load_lessons(directory: str | None = None) -> tuple[Lesson, ...]:
     """Every lesson file, validated, in lesson order."""

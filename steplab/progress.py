@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steplab.i18n import Text
+from steplab.lessons import lesson_numbers
 
 VERSION = 1
 PREFIX = "SL"
-LESSON_COUNT = 10
+LESSON_COUNT = len(lesson_numbers())  # the codes keep one bit per lesson
 MAX_COUNT = 1_000_000  # attempts per lesson or in self-study
 MAX_CODE_CHARS = 200
 MAX_JSON_BYTES = 10_000
@@ -111,13 +112,15 @@ def _is_count(value: Any) -> bool:
 def _validate(progress: Progress) -> None:
     if not isinstance(progress.lessons_done, frozenset) or not all(
             isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= LESSON_COUNT for n in progress.lessons_done):
-        raise _error("已完成的课必须是 1 到 10 之间的课号。", "Lessons done must be lesson numbers from 1 to 10.")
+        raise _error(f"已完成的课必须是 1 到 {LESSON_COUNT} 之间的课号。",
+                     f"Lessons done must be lesson numbers from 1 to {LESSON_COUNT}.")
     numbers = [item[0] for item in progress.lesson_scores if isinstance(item, tuple) and len(item) == 3]
     if len(numbers) != len(progress.lesson_scores) or numbers != sorted(set(numbers)):
         raise _error("各课得分的格式不对。", "The lesson scores are malformed.")
     for lesson, correct, attempts in progress.lesson_scores:
         if not (isinstance(lesson, int) and not isinstance(lesson, bool) and 1 <= lesson <= LESSON_COUNT):
-            raise _error("得分里的课号必须在 1 到 10 之间。", "A lesson score names a lesson outside 1–10.")
+            raise _error(f"得分里的课号必须在 1 到 {LESSON_COUNT} 之间。",
+                         f"A lesson score names a lesson outside 1–{LESSON_COUNT}.")
         if not (_is_count(correct) and _is_count(attempts) and correct <= attempts):
             raise _error(f"第 {lesson} 课的得分不合理。", f"The score of lesson {lesson} is not possible.")
     if not (_is_count(progress.selfstudy_correct) and _is_count(progress.selfstudy_attempts)

@@ -32,6 +32,7 @@ import yaml
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.explain import Line, explain
 from steplab.i18n import LANGUAGES, Text, t
+from steplab.lessons import lesson_numbers
 from steplab.measurements import measurements
 from steplab.plan import Plan, make_plan
 from steplab.presets import presets
@@ -41,7 +42,7 @@ from steplab.setup import FIELD_NAMES, TrainingSetup, setup_from_mapping
 
 BANK_FILE = Path(__file__).resolve().parents[1] / "lessons" / "questions.yaml"
 KINDS = ("numeric", "choice", "sliders")
-LESSONS = range(1, 11)
+LESSONS = lesson_numbers()
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 MAX_RESPONSE_CHARS = 64
 MAX_COMBINATIONS = 2_000  # parameter combinations checked one by one when a bank loads; beyond, a sample
@@ -294,7 +295,7 @@ def _parse(item: Any, index: int) -> QuestionSpec:
         raise QuizError(qid, f"unknown key(s) {unknown}")
     lesson = item.get("lesson")
     if isinstance(lesson, bool) or lesson not in LESSONS:
-        raise QuizError(qid, f"lesson must be a whole number from 1 to 10, got {lesson!r}")
+        raise QuizError(qid, f"lesson must be a lesson number from {LESSONS[0]} to {LESSONS[-1]}, got {lesson!r}")
     kind = item.get("kind")
     if kind not in KINDS:
         raise QuizError(qid, f"kind must be one of {', '.join(KINDS)}, got {kind!r}")

@@ -11,6 +11,7 @@ from typing import Any
 import streamlit as st
 
 from steplab.i18n import catalogue, t
+from steplab.lessons import load_lessons
 from steplab.progress import (
     MAX_CODE_CHARS,
     MAX_JSON_BYTES,
@@ -194,7 +195,7 @@ def render_question(question: Question, lang: str, key: str, *, source: str | No
         _clear(key)  # a different question now uses this key
         stored = None
     with st.container(border=True, key=f"{key}__box"):
-        st.caption(t(lang, "quiz.question_caption", lesson=t(lang, f"quiz.lesson.{question.lesson}"),
+        st.caption(t(lang, "quiz.question_caption", lesson=lesson_title(question.lesson, lang),
                      kind=t(lang, f"quiz.kind.{question.kind}")))
         st.markdown(question.prompt.get(lang))
         _input(question, lang, base, key)
@@ -262,3 +263,9 @@ def render_progress(lang: str, key: str = "progress") -> None:
                 st.success(t(lang, "quiz.progress.restored"), icon=":material/check_circle:")
             else:
                 st.error(t(lang, "quiz.progress.error", message=text.get(lang)), icon=":material/error:")
+
+
+def lesson_title(number: int, lang: str) -> str:
+    """"Lesson 6 · …" with the lesson's own title (from its lesson file, never a copy)."""
+    lesson = next(lesson for lesson in load_lessons() if lesson.number == number)
+    return t(lang, "quiz.lesson_title", number=number, title=lesson.title.get(lang))

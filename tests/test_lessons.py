@@ -117,3 +117,20 @@ def test_chinese_paragraphs_join_their_lines_without_a_space(lesson):
         assert "\n\n" not in source or "\n\n" in said  # paragraphs stay paragraphs
     if lesson.number == 1:
         assert joined > 0  # the first lesson has such a line break: the join really happens
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_questions_name_each_lesson_by_its_own_title(lang):
+    """The self-check's caption takes the title from the lesson file (a copied title had drifted in lesson 6)."""
+    from steplab_ui.quiz_view import lesson_title
+
+    for lesson in LESSONS:
+        caption = lesson_title(lesson.number, lang)
+        assert lesson.title.get(lang) in caption and str(lesson.number) in caption
+
+
+def test_the_question_bank_and_progress_codes_know_every_lesson():
+    from steplab import progress, quiz
+
+    assert quiz.LESSONS == tuple(lesson.number for lesson in LESSONS)
+    assert progress.LESSON_COUNT == len(LESSONS)
