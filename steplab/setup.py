@@ -10,8 +10,8 @@ from typing import Any
 from steplab.errors import SetupError
 from steplab.fields import FIELD_NAMES, FIELDS, MAX_SAMPLES, MAX_STEPS_LIMIT, PROFILE_IDS, STRATEGIES, Field
 
-__all__ = ["DEFAULTS", "FIELD_NAMES", "MAX_SAMPLES", "MAX_STEPS_LIMIT", "PROFILE_IDS", "STRATEGIES", "TrainingSetup",
-           "setup_from_mapping"]
+__all__ = ["DEFAULTS", "FIELD_NAMES", "MAX_SAMPLES", "MAX_STEPS_LIMIT", "PROFILE_IDS", "STRATEGIES", "Parsed",
+           "TrainingSetup", "parse_setup", "setup_from_mapping"]
 
 
 def _default(name: str) -> Any:
@@ -195,18 +195,39 @@ def _check(field: Field, value: Any) -> Any:
     return _kwargs(name, value)
 
 
-def setup_from_mapping(values: Mapping[str, Any]) -> tuple[TrainingSetup, list[str]]:
-    """Build a validated setup from a mapping; return it and the keys it did not know (never silently dropped).
+@dataclass(frozen=True)
+class Parsed:
+    """One parse of raw setup values: the setup (a field that failed keeps its default), the fields that
+    failed with why, and the keys that are no setup field."""
 
-    Raises `SetupError` naming the first invalid field.
-    """
+    setup: TrainingSetup
+    problems: dict[str, SetupError]
+    unknown: list[str]
+
+
+def parse_setup(values: Mapping[str, Any]) -> Parsed:
+    """Check every field once, keeping going past a bad one (the URL and the widgets report them all)."""
     known: dict[str, Any] = {}
+    problems: dict[str, SetupError] = {}
     unknown: list[str] = []
     for key, value in values.items():
         name = ALIASES.get(key, key)
-        if name in FIELDS:
-            known[name] = _check(FIELDS[name], value)
-        else:
+        if name not in FIELDS:
             unknown.append(str(key))
-    setup = replace(DEFAULTS, **known)
-    return setup, unknown
+            continue
+        try:
+            known[name] = _check(FIELDS[name], value)
+        except SetupError as error:
+            problems[name] = error
+    return Parsed(replace(DEFAULTS, **known), problems, unknown)
+
+
+def setup_from_mapping(values: Mapping[str, Any]) -> tuple[TrainingSetup, list[str]]:
+    """Build a validated setup from a mapping; return it and the keys it did not know (never silently dropped).
+
+    Raises `SetupError` naming the first invalid field (YAML import, CLI: nothing half-applied).
+    """
+    parsed = parse_setup(values)
+    if parsed.problems:
+        raise next(iter(parsed.problems.values()))
+    return parsed.setup, parsed.unknown

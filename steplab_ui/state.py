@@ -17,7 +17,7 @@ from steplab.i18n import LANGUAGES, fmt_int, normalise_language, t
 from steplab.presets import presets
 from steplab.profiles import PROFILES
 from steplab.schedules import SCHEDULER_TYPES
-from steplab.setup import DEFAULTS, TrainingSetup, setup_from_mapping
+from steplab.setup import DEFAULTS, TrainingSetup, parse_setup, setup_from_mapping
 
 SHELL_SETUP = "_steplab_shell_setup"
 NOTICES = "_steplab_url_notices"
@@ -69,38 +69,39 @@ def language() -> str:
     return normalise_language(st.session_state.get("lang", "zh"))
 
 
+TEXT_KEYS = ("lr_scheduler_type", "trainer", "eval_strategy", "save_strategy", "logging_strategy",
+             "lr_scheduler_kwargs")
+
+
+def _url_value(key: str, raw: str) -> Any:
+    """A URL value as the field reads it: JSON for numbers and flags, the text itself for names and kwargs."""
+    if key in TEXT_KEYS:
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
 def ensure_session() -> None:
-    """Idempotent start of every run: validate raw URL values once per run, before any widget is created."""
-    notices: list[tuple[str, str]] = []
-    for key, raw in st.query_params.to_dict().items():
-        if key == "lang":
-            if raw not in LANGUAGES:
-                notices.append((key, raw))
-            continue
-        if key not in SETUP_KEYS:
-            continue
-        if url_value_problem(key, raw):
-            notices.append((key, raw))
-            if key in SETUP_KEYS:  # drop it before its widget reads it (Streamlit itself chokes on e.g. inf)
-                try:
-                    del st.query_params[key]
-                except Exception:  # noqa: BLE001 - a param bound in an earlier run cannot be deleted; harmless
-                    pass
+    """Idempotent start of every run: check the raw URL values in one parse, before any widget is created."""
+    raw = st.query_params.to_dict()
+    notices: list[tuple[str, str]] = [("lang", raw["lang"])] if raw.get("lang", "zh") not in LANGUAGES else []
+    setup_values = {key: value for key, value in raw.items() if key in SETUP_KEYS}
+    problems = parse_setup({key: _url_value(key, value) for key, value in setup_values.items()}).problems
+    for key in problems:
+        notices.append((key, setup_values[key]))
+        try:  # drop it before its widget reads it (Streamlit itself chokes on e.g. inf)
+            del st.query_params[key]
+        except Exception:  # noqa: BLE001 - a param bound in an earlier run cannot be deleted; harmless
+            pass
     st.session_state[NOTICES] = notices
 
 
 def url_value_problem(key: str, raw: str) -> str | None:
-    """Why a URL value cannot be used (None when it can): the engine's validation plus the controls' ranges."""
-    try:
-        value = json.loads(raw) if key not in ("lr_scheduler_type", "trainer", "eval_strategy", "save_strategy",
-                                                "logging_strategy", "lr_scheduler_kwargs") else raw
-    except ValueError:
-        value = raw
-    try:
-        setup_from_mapping({key: value})
-    except SetupError as error:
-        return error.en
-    return None
+    """Why a URL value cannot be used (None when it can): the field table's kind and range."""
+    problem = parse_setup({key: _url_value(key, raw)}).problems.get(key)
+    return None if problem is None else problem.en
 
 
 def show_url_notices(lang: str) -> None:
@@ -259,17 +260,13 @@ def setup_from_widgets() -> tuple[TrainingSetup | None, SetupError | None]:
         else:
             value = st.session_state.get(key, widget_default(key))
         values[key] = value
-    try:
-        return setup_from_mapping(values)[0], None  # the usual case: the one validation of this run
-    except SetupError:
-        pass
-    for key, value in values.items():
-        try:
-            setup_from_mapping({key: value})
-        except SetupError:
-            if key not in noticed:
-                st.session_state[NOTICES].append((key, str(value)))
-            values[key] = widget_default(key)
+    parsed = parse_setup(values)  # the one validation of this run, in the usual case
+    if not parsed.problems:
+        return parsed.setup, None
+    for key in parsed.problems:  # fall back to the control's own default and say so
+        if key not in noticed:
+            st.session_state[NOTICES].append((key, str(values[key])))
+        values[key] = widget_default(key)
     try:
         return setup_from_mapping(values)[0], None
     except SetupError as error:

@@ -74,3 +74,18 @@ def test_any_input_either_validates_or_names_a_field(values):
         return
     assert unknown == []
     assert setup.per_device_train_batch_size >= 1 and math.isfinite(setup.num_train_epochs)
+
+
+def test_one_parse_reports_every_bad_field_and_keeps_the_rest():
+    from steplab.setup import parse_setup
+
+    parsed = parse_setup({"num_samples": "1000", "gradient_accumulation_steps": 0, "trainer": "hf-9",
+                          "num_train_epochs": 2, "evaluation_strategy": "steps", "colour": "red"})
+    assert set(parsed.problems) == {"gradient_accumulation_steps", "trainer"}
+    assert "allowed" in parsed.problems["gradient_accumulation_steps"].en
+    assert (parsed.setup.num_samples, parsed.setup.num_train_epochs, parsed.setup.eval_strategy) == (1000, 2.0, "steps")
+    assert parsed.setup.gradient_accumulation_steps == 1 and parsed.setup.trainer == "hf-5"  # the defaults
+    assert parsed.unknown == ["colour"]
+    with pytest.raises(SetupError) as first:
+        setup_from_mapping({"gradient_accumulation_steps": 0, "trainer": "hf-9"})
+    assert first.value.field == "gradient_accumulation_steps"
