@@ -10,6 +10,11 @@ Each schedule is written twice, on purpose:
 * a plain per-step function (`_linear_at`, `_cosine_at`, ...) that `torch_scheduler` hands to
   `torch.optim.lr_scheduler.LambdaLR`, short enough for a learner to copy.
 
+One registry entry per schedule and release (`_registry`) ties them together: how `get_scheduler`
+calls it (signature and defaults, for the Trainer's own errors), both forms, and the one function that
+works out the arguments both forms take for a run (min_lr as a share of the peak, τ's default, WSD's
+stable phase), so nothing is derived twice.
+
 Both follow `transformers/optimization.py` operation for operation. Where numpy's cos/sqrt/pow are
 libm's (checked on x86-64 without AVX-512: numpy then loops over the same libm calls as Python's
 `math`), the curves equal the real scheduler bit for bit; the tests demand 1e-12 relative. numpy's
@@ -93,52 +98,6 @@ _MIN_LR = frozenset({"min_lr", "min_lr_rate"})
 _WSD_COUNTS = frozenset({"num_stable_steps", "num_decay_steps"})  # None passes binding, fails in arithmetic
 
 
-def _call(name: str, release: str) -> _Call:
-    """The call `get_scheduler` of this release makes for the schedule `name`."""
-    if name == "linear":
-        return _Call("get_linear_schedule_with_warmup", {**_W_T, "last_epoch": -1}, ("num_warmup_steps", "num_training_steps"))
-    if name == "cosine":
-        return _Call("get_cosine_schedule_with_warmup", {**_W_T, "num_cycles": 0.5, "last_epoch": -1},
-                     ("num_warmup_steps", "num_training_steps"))
-    if name == "cosine_with_restarts":
-        return _Call("get_cosine_with_hard_restarts_schedule_with_warmup", {**_W_T, "num_cycles": 1, "last_epoch": -1},
-                     ("num_warmup_steps", "num_training_steps"))
-    if name == "polynomial":
-        return _Call("get_polynomial_decay_schedule_with_warmup",
-                     {**_W_T, "lr_end": 1e-7, "power": 1.0, "last_epoch": -1}, ("num_warmup_steps", "num_training_steps"))
-    if name == "constant":
-        return _Call("get_constant_schedule", {"last_epoch": -1}, (), forwards_kwargs=False)
-    if name == "constant_with_warmup":
-        return _Call("get_constant_schedule_with_warmup", {"num_warmup_steps": _REQUIRED, "last_epoch": -1},
-                     ("num_warmup_steps",), forwards_kwargs=False)
-    if name == "inverse_sqrt":
-        return _Call("get_inverse_sqrt_schedule", {"num_warmup_steps": _REQUIRED, "timescale": None, "last_epoch": -1},
-                     ("num_warmup_steps",), forwards_kwargs=release == "5", none_ok=frozenset({"timescale"}))
-    if name == "reduce_lr_on_plateau":
-        return _Call("ReduceLROnPlateau.__init__", dict(_PLATEAU_PARAMS))
-    if name == "cosine_with_min_lr":
-        return _Call("get_cosine_with_min_lr_schedule_with_warmup",
-                     {**_W_T, "num_cycles": 0.5, "last_epoch": -1, "min_lr": None, "min_lr_rate": None},
-                     ("num_warmup_steps", "num_training_steps"), none_ok=_MIN_LR)
-    if name == "cosine_warmup_with_min_lr":
-        return _Call("get_cosine_with_min_lr_schedule_with_warmup_lr_rate",
-                     {**_W_T, "num_cycles": 0.5, "last_epoch": -1, "min_lr": None, "min_lr_rate": None,
-                      "warmup_lr_rate": None},
-                     ("num_warmup_steps", "num_training_steps"), none_ok=_MIN_LR | {"warmup_lr_rate"})
-    if name == "warmup_stable_decay" and release == "4.46":
-        return _Call("get_wsd_schedule",
-                     {"num_warmup_steps": _REQUIRED, "num_stable_steps": _REQUIRED, "num_decay_steps": _REQUIRED,
-                      "min_lr_ratio": 0, "num_cycles": 0.5, "last_epoch": -1}, ("num_warmup_steps",),
-                     none_ok=_WSD_COUNTS)
-    if name == "warmup_stable_decay":
-        return _Call("get_wsd_schedule",
-                     {"num_warmup_steps": _REQUIRED, "num_decay_steps": _REQUIRED, "num_training_steps": None,
-                      "num_stable_steps": None, "warmup_type": "linear", "decay_type": "cosine",
-                      "min_lr_ratio": 0, "num_cycles": 0.5, "last_epoch": -1},
-                     ("num_warmup_steps", "num_training_steps"), none_ok=_WSD_COUNTS)
-    raise KeyError(name)
-
-
 def _release(profile: str) -> str:
     if profile not in _RELEASE:
         raise SetupError("profile", f"unknown profile {profile!r}; choose one of {list(PROFILES)}.",
@@ -158,14 +117,13 @@ def scheduler_kwargs(name: str, profile: str = "hf-5") -> dict[str, object]:
     Empty where `get_scheduler` drops the kwargs (`constant`, `constant_with_warmup`, and `inverse_sqrt`
     before 5.x). `last_epoch` (resume state) is left out.
     """
-    call = _call(name, _release(profile))
+    call = _schedule(name, _release(profile)).call
     if not call.forwards_kwargs:
         return {}
     return {key: (None if value is _REQUIRED else value) for key, value in call.params.items()
             if key not in call.passed and key != "last_epoch"}
 
 
-SCHEDULER_KWARGS: dict[str, dict[str, object]] = {name: scheduler_kwargs(name) for name in SCHEDULER_TYPES}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,7 +241,7 @@ def _resolved(name: str, kwargs: Mapping[str, Any] | None, *, profile: str, lear
     if name not in SCHEDULER_TYPES:
         raise SetupError("lr_scheduler_type", f"StepLab does not model the {name!r} scheduler.",
                          f"StepLab 不支持 {name!r} 调度器。")
-    call = _call(name, release)
+    call = _schedule(name, release).call
     kwargs = dict(kwargs or {}) if call.forwards_kwargs else {}
     _check_binding(call, kwargs)
     _check_types(name, call, kwargs)
@@ -403,10 +361,8 @@ def _polynomial(s: np.ndarray, W: int, T: int, lr_end: float, power: float, lr_i
     return np.where(s < W, _ramp(s, W), np.where(s > T, after, decay))
 
 
-def _inverse_sqrt(s: np.ndarray, W: int, timescale: float | None) -> np.ndarray:
-    """Warmup, then 1 / sqrt((s - W + τ) / τ); τ defaults to W (10000 when W = 0). NaN where it raises."""
-    if timescale is None:
-        timescale = W or 10_000
+def _inverse_sqrt(s: np.ndarray, W: int, timescale: float) -> np.ndarray:
+    """Warmup, then 1 / sqrt((s - W + τ) / τ). NaN where it raises."""
     if timescale == 0:
         return np.where(s < W, _ramp(s, W), math.nan)
     x = (s + (timescale - W)) / timescale
@@ -451,15 +407,18 @@ def _wsd_warmup(s: np.ndarray, W: int, warmup_type: str, min_lr_ratio: float) ->
     return np.maximum(0.0, rise * (1.0 - m) + m)
 
 
-def _wsd(s: np.ndarray, W: int, T: int, num_decay_steps: float, num_stable_steps: float | None,
-         warmup_type: str, decay_type: str, min_lr_ratio: float, num_cycles: float) -> np.ndarray:
+def _wsd(s: np.ndarray, W: int, S: float, D: float | None, warmup_type: str, decay_type: str,
+         min_lr_ratio: float, num_cycles: float) -> np.ndarray:
     """Warmup-stable-decay (4.51+): rise over W steps, hold 1 for S (default T - W - D), fall over D to m, then m.
 
     Fall g(q), q = (s - W - S)/D: 1 - q | ½(1 + cos 2πcq) | 1 - √q, mapped to max(0, g·(1 - m) + m);
-    so with m > 0 the warmup also starts at m, not 0.
+    so with m > 0 the warmup also starts at m, not 0. With D unset (None) the real λ raises once it needs D:
+    NaN from there.
     """
-    D, m = num_decay_steps, min_lr_ratio
-    S = T - W - D if num_stable_steps is None else num_stable_steps
+    m = min_lr_ratio
+    warm = _wsd_warmup(s, W, warmup_type, m)
+    if D is None:
+        return _wsd_unset(s, W, warm, S)
     q = (s - W - S) / float(max(1, D))
     if decay_type == "linear":
         fall = 1.0 - q
@@ -468,7 +427,6 @@ def _wsd(s: np.ndarray, W: int, T: int, num_decay_steps: float, num_stable_steps
     else:  # "1-sqrt"
         fall = 1.0 - np.sqrt(q)
     decay = np.maximum(0.0, fall * (1.0 - m) + m)
-    warm = _wsd_warmup(s, W, warmup_type, m)
     return np.select([s < W, s < W + S, s < W + S + D], [warm, 1.0, decay], default=float(m))
 
 
@@ -480,47 +438,16 @@ def _wsd_unset(s: np.ndarray, W: int, warm: np.ndarray, num_stable_steps: float 
     return np.select([s < W, s < W + num_stable_steps], [warm, 1.0], default=math.nan)
 
 
-def _wsd_446(s: np.ndarray, W: int, num_stable_steps: float, num_decay_steps: float,
-             min_lr_ratio: float, num_cycles: float) -> np.ndarray:
+def _wsd_446(s: np.ndarray, W: int, S: float | None, D: float | None, min_lr_ratio: float,
+             num_cycles: float) -> np.ndarray:
     """Warmup-stable-decay as in 4.46: linear warmup from 0, hold 1 for S, cosine down to m over D, then m."""
-    S, D, m = num_stable_steps, num_decay_steps, min_lr_ratio
+    if S is None or D is None:
+        return _wsd_unset(s, W, _ramp(s, W), S)
+    m = min_lr_ratio
     q = (s - W - S) / float(max(1, D))
     value = np.maximum(0.0, 0.5 * (1.0 + np.cos(math.pi * float(num_cycles) * 2.0 * q)))
     decay = (1.0 - m) * value + m
     return np.select([s < W, s < W + S, s < W + S + D], [_ramp(s, W), 1.0, decay], default=float(m))
-
-
-def _curve(name: str, s: np.ndarray, W: int, T: int, kw: dict[str, Any], lr: float, release: str) -> np.ndarray:
-    """Dispatch to the vectorised schedule with the parameters `_resolved` returned."""
-    if name == "constant":
-        return _constant(s)
-    if name == "constant_with_warmup":
-        return _constant_with_warmup(s, W)
-    if name == "linear":
-        return _linear(s, W, T)
-    if name == "cosine":
-        return _cosine(s, W, T, kw["num_cycles"])
-    if name == "cosine_with_restarts":
-        return _cosine_with_restarts(s, W, T, kw["num_cycles"])
-    if name == "polynomial":
-        return _polynomial(s, W, T, kw["lr_end"], kw["power"], lr)
-    if name == "inverse_sqrt":
-        return _inverse_sqrt(s, W, kw.get("timescale"))
-    if name in ("cosine_with_min_lr", "cosine_warmup_with_min_lr"):
-        rate = kw["min_lr_rate"] if kw["min_lr"] is None else kw["min_lr"] / lr
-        if name == "cosine_with_min_lr":
-            return _cosine_with_min_lr(s, W, T, kw["num_cycles"], rate)
-        return _cosine_warmup_with_min_lr(s, W, T, kw["num_cycles"], rate, kw["warmup_lr_rate"])
-    if name == "warmup_stable_decay" and release == "4.46" and None in (kw["num_stable_steps"], kw["num_decay_steps"]):
-        return _wsd_unset(s, W, _ramp(s, W), kw["num_stable_steps"])
-    if name == "warmup_stable_decay" and kw["num_decay_steps"] is None:  # 4.51+: S is set (else no build)
-        return _wsd_unset(s, W, _wsd_warmup(s, W, kw["warmup_type"], kw["min_lr_ratio"]), kw["num_stable_steps"])
-    if name == "warmup_stable_decay" and release == "4.46":
-        return _wsd_446(s, W, kw["num_stable_steps"], kw["num_decay_steps"], kw["min_lr_ratio"], kw["num_cycles"])
-    if name == "warmup_stable_decay":
-        return _wsd(s, W, T, kw["num_decay_steps"], kw["num_stable_steps"], kw["warmup_type"], kw["decay_type"],
-                    kw["min_lr_ratio"], kw["num_cycles"])
-    raise KeyError(name)
 
 
 def _metric_driven(name: str) -> SetupError:
@@ -545,11 +472,12 @@ def _lambda(name: str, steps: np.ndarray | range, W: int, T: int, kwargs: dict |
     if name in METRIC_DRIVEN:
         raise _metric_driven(name)
     resolved = _resolved(name, kwargs, profile=profile, learning_rate=lr)
-    release = _release(profile)
+    schedule = _schedule(name, _release(profile))
+    arguments = schedule.arguments(resolved, W, T, lr)
     out = np.empty(len(steps))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for where, s in _blocks(steps):
-            out[where] = _curve(name, s, W, T, resolved, lr, release)
+            out[where] = schedule.curve(s, **arguments)
     return out
 
 
@@ -683,38 +611,139 @@ def _wsd_446_at(step: int, W: int, S: float, D: float, min_lr_ratio: float, num_
     return min_lr_ratio
 
 
-def _step_function(name: str, W: int, T: int, kw: dict[str, Any], lr: float, release: str) -> Callable[[int], float]:
-    """The per-step λ for LambdaLR, with this run's numbers bound."""
-    if name == "constant":
-        return _constant_at
-    if name == "constant_with_warmup":
-        return partial(_constant_with_warmup_at, W=W)
-    if name == "linear":
-        return partial(_linear_at, W=W, T=T)
-    if name == "cosine":
-        return partial(_cosine_at, W=W, T=T, num_cycles=kw["num_cycles"])
-    if name == "cosine_with_restarts":
-        return partial(_cosine_with_restarts_at, W=W, T=T, num_cycles=kw["num_cycles"])
-    if name == "polynomial":
-        return partial(_polynomial_at, W=W, T=T, lr_end=kw["lr_end"], power=kw["power"], lr_init=lr)
-    if name == "inverse_sqrt":
-        timescale = kw.get("timescale")
-        return partial(_inverse_sqrt_at, W=W, timescale=(W or 10_000) if timescale is None else timescale)
-    if name in ("cosine_with_min_lr", "cosine_warmup_with_min_lr"):
-        rate = kw["min_lr_rate"] if kw["min_lr"] is None else kw["min_lr"] / lr
-        if name == "cosine_with_min_lr":
-            return partial(_cosine_with_min_lr_at, W=W, T=T, num_cycles=kw["num_cycles"], min_lr_rate=rate)
-        return partial(_cosine_warmup_with_min_lr_at, W=W, T=T, num_cycles=kw["num_cycles"], min_lr_rate=rate,
-                       warmup_lr_rate=kw["warmup_lr_rate"])
-    if name == "warmup_stable_decay" and release == "4.46":
-        return partial(_wsd_446_at, W=W, S=kw["num_stable_steps"], D=kw["num_decay_steps"],
-                       min_lr_ratio=kw["min_lr_ratio"], num_cycles=kw["num_cycles"])
-    if name == "warmup_stable_decay":
-        D = kw["num_decay_steps"]
-        S = T - W - D if kw["num_stable_steps"] is None else kw["num_stable_steps"]
-        return partial(_wsd_at, W=W, S=S, D=D, warmup_type=kw["warmup_type"], decay_type=kw["decay_type"],
-                       min_lr_ratio=kw["min_lr_ratio"], num_cycles=kw["num_cycles"])
-    raise KeyError(name)
+# ---------------------------------------------------------------------------------------------
+# The registry: every schedule as the `get_scheduler` of one release builds it
+# ---------------------------------------------------------------------------------------------
+
+
+Arguments = Callable[[dict[str, Any], int, int, float], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """One schedule: how `get_scheduler` calls it, its λ drawn whole and step by step, and the arguments both
+    forms take for one run (worked out once from the resolved kwargs, W, T and the peak learning rate)."""
+
+    call: _Call
+    curve: Callable[..., np.ndarray]
+    step: Callable[..., float]
+    arguments: Arguments
+
+
+def _warmup_only(kw: dict[str, Any], W: int, T: int, lr: float) -> dict[str, Any]:
+    return {"W": W}
+
+
+def _warmup_and_horizon(kw: dict[str, Any], W: int, T: int, lr: float) -> dict[str, Any]:
+    return {"W": W, "T": T}
+
+
+def _cycles(kw: dict[str, Any], W: int, T: int, lr: float) -> dict[str, Any]:
+    return {"W": W, "T": T, "num_cycles": kw["num_cycles"]}
+
+
+def _polynomial_arguments(kw: dict[str, Any], W: int, T: int, lr: float) -> dict[str, Any]:
+    return {"W": W, "T": T, "lr_end": kw["lr_end"], "power": kw["power"], "lr_init": lr}
+
+
+def _inverse_sqrt_arguments(kw: dict[str, Any], W: int, T: int, lr: float) -> dict[str, Any]:
+    timescale = kw.get("timescale")
+    return {"W": W, "timescale": (W or 10_000) if timescale is None else timescale}  # τ defaults to W, or 10000
+
+
+def _min_lr_arguments(kw: dict[str, Any], W: int, T: int, lr: float) -> dict[str, Any]:
+    rate = kw["min_lr_rate"] if kw["min_lr"] is None else kw["min_lr"] / lr  # min_lr is a share of the peak
+    return {"W": W, "T": T, "num_cycles": kw["num_cycles"], "min_lr_rate": rate}
+
+
+def _min_lr_warmup_arguments(kw: dict[str, Any], W: int, T: int, lr: float) -> dict[str, Any]:
+    return {**_min_lr_arguments(kw, W, T, lr), "warmup_lr_rate": kw["warmup_lr_rate"]}
+
+
+def _wsd_arguments(kw: dict[str, Any], W: int, T: int, lr: float) -> dict[str, Any]:
+    D, S = kw["num_decay_steps"], kw["num_stable_steps"]
+    if S is None and D is not None:  # 4.51+: the stable phase fills what warmup and decay leave of T
+        S = T - W - D
+    return {"W": W, "S": S, "D": D, "warmup_type": kw["warmup_type"], "decay_type": kw["decay_type"],
+            "min_lr_ratio": kw["min_lr_ratio"], "num_cycles": kw["num_cycles"]}
+
+
+def _wsd_446_arguments(kw: dict[str, Any], W: int, T: int, lr: float) -> dict[str, Any]:
+    return {"W": W, "S": kw["num_stable_steps"], "D": kw["num_decay_steps"], "min_lr_ratio": kw["min_lr_ratio"],
+            "num_cycles": kw["num_cycles"]}
+
+
+def _none(kw: dict[str, Any], W: int, T: int, lr: float) -> dict[str, Any]:
+    return {}
+
+
+def _not_drawn(*args: Any, **kwargs: Any) -> Any:
+    raise _metric_driven("reduce_lr_on_plateau")
+
+
+_BOTH = ("num_warmup_steps", "num_training_steps")
+
+
+def _registry(release: str) -> dict[str, Schedule]:
+    """Every schedule the `get_scheduler` of `release` builds (the enum decides which a release offers)."""
+    wsd = (Schedule(_Call("get_wsd_schedule",
+                          {"num_warmup_steps": _REQUIRED, "num_stable_steps": _REQUIRED, "num_decay_steps": _REQUIRED,
+                           "min_lr_ratio": 0, "num_cycles": 0.5, "last_epoch": -1}, ("num_warmup_steps",),
+                          none_ok=_WSD_COUNTS), _wsd_446, _wsd_446_at, _wsd_446_arguments)
+           if release == "4.46" else
+           Schedule(_Call("get_wsd_schedule",
+                          {"num_warmup_steps": _REQUIRED, "num_decay_steps": _REQUIRED, "num_training_steps": None,
+                           "num_stable_steps": None, "warmup_type": "linear", "decay_type": "cosine",
+                           "min_lr_ratio": 0, "num_cycles": 0.5, "last_epoch": -1}, _BOTH, none_ok=_WSD_COUNTS),
+                    _wsd, _wsd_at, _wsd_arguments))
+    return {
+        "linear": Schedule(_Call("get_linear_schedule_with_warmup", {**_W_T, "last_epoch": -1}, _BOTH),
+                           _linear, _linear_at, _warmup_and_horizon),
+        "cosine": Schedule(_Call("get_cosine_schedule_with_warmup", {**_W_T, "num_cycles": 0.5, "last_epoch": -1},
+                                 _BOTH), _cosine, _cosine_at, _cycles),
+        "cosine_with_restarts": Schedule(_Call("get_cosine_with_hard_restarts_schedule_with_warmup",
+                                               {**_W_T, "num_cycles": 1, "last_epoch": -1}, _BOTH),
+                                         _cosine_with_restarts, _cosine_with_restarts_at, _cycles),
+        "polynomial": Schedule(_Call("get_polynomial_decay_schedule_with_warmup",
+                                     {**_W_T, "lr_end": 1e-7, "power": 1.0, "last_epoch": -1}, _BOTH),
+                               _polynomial, _polynomial_at, _polynomial_arguments),
+        "constant": Schedule(_Call("get_constant_schedule", {"last_epoch": -1}, (), forwards_kwargs=False),
+                             _constant, _constant_at, _none),
+        "constant_with_warmup": Schedule(_Call("get_constant_schedule_with_warmup",
+                                               {"num_warmup_steps": _REQUIRED, "last_epoch": -1},
+                                               ("num_warmup_steps",), forwards_kwargs=False),
+                                         _constant_with_warmup, _constant_with_warmup_at, _warmup_only),
+        # before 5.x get_scheduler drops lr_scheduler_kwargs here, so timescale cannot be set
+        "inverse_sqrt": Schedule(_Call("get_inverse_sqrt_schedule",
+                                       {"num_warmup_steps": _REQUIRED, "timescale": None, "last_epoch": -1},
+                                       ("num_warmup_steps",), forwards_kwargs=release == "5",
+                                       none_ok=frozenset({"timescale"})),
+                                 _inverse_sqrt, _inverse_sqrt_at, _inverse_sqrt_arguments),
+        "reduce_lr_on_plateau": Schedule(_Call("ReduceLROnPlateau.__init__", dict(_PLATEAU_PARAMS)),
+                                         _not_drawn, _not_drawn, _none),
+        "cosine_with_min_lr": Schedule(_Call("get_cosine_with_min_lr_schedule_with_warmup",
+                                             {**_W_T, "num_cycles": 0.5, "last_epoch": -1, "min_lr": None,
+                                              "min_lr_rate": None}, _BOTH, none_ok=_MIN_LR),
+                                       _cosine_with_min_lr, _cosine_with_min_lr_at, _min_lr_arguments),
+        "cosine_warmup_with_min_lr": Schedule(_Call("get_cosine_with_min_lr_schedule_with_warmup_lr_rate",
+                                                    {**_W_T, "num_cycles": 0.5, "last_epoch": -1, "min_lr": None,
+                                                     "min_lr_rate": None, "warmup_lr_rate": None}, _BOTH,
+                                                    none_ok=_MIN_LR | {"warmup_lr_rate"}),
+                                              _cosine_warmup_with_min_lr, _cosine_warmup_with_min_lr_at,
+                                              _min_lr_warmup_arguments),
+        "warmup_stable_decay": wsd,
+    }
+
+
+_REGISTRIES: dict[str, dict[str, Schedule]] = {release: _registry(release) for release in _ENUM_VALUES}
+
+
+def _schedule(name: str, release: str) -> Schedule:
+    return _REGISTRIES[release][name]
+
+
+# The kwargs each schedule takes in 5.x, with their defaults (None: required or unset).
+SCHEDULER_KWARGS: dict[str, dict[str, object]] = {name: scheduler_kwargs(name) for name in SCHEDULER_TYPES}
 
 
 def step_function(name: str, *, warmup_steps: int, total_steps: int, kwargs: dict | None, learning_rate: float,
@@ -727,7 +756,9 @@ def step_function(name: str, *, warmup_steps: int, total_steps: int, kwargs: dic
     if name == "reduce_lr_on_plateau":
         raise _metric_driven(name)
     resolved = _resolved(name, kwargs, profile=profile, learning_rate=learning_rate)
-    return _step_function(name, warmup_steps, total_steps, resolved, learning_rate, _release(profile))
+    schedule = _schedule(name, _release(profile))
+    arguments = schedule.arguments(resolved, warmup_steps, total_steps, learning_rate)
+    return partial(schedule.step, **arguments) if arguments else schedule.step
 
 
 def torch_scheduler(optimizer: Any, name: str, *, warmup_steps: int, total_steps: int, kwargs: dict | None,
