@@ -21,17 +21,13 @@ class Line:
     note: Text | None = None
 
 
-def _n(value: int) -> str:
-    return fmt_int(value)
-
-
 def _division(a: int, b: int, rounding: str) -> str:
     """'1,600 ÷ 4 = 400' when exact, else '⌈1,001 ÷ 4⌉ = 251' or '⌊1,001 ÷ 4⌋ = 250'."""
     if a % b == 0:
-        return f"{_n(a)} ÷ {_n(b)} = {_n(a // b)}"
+        return f"{fmt_int(a)} ÷ {fmt_int(b)} = {fmt_int(a // b)}"
     if rounding == "ceil":
-        return f"⌈{_n(a)} ÷ {_n(b)}⌉ = {_n(-(-a // b))}"
-    return f"⌊{_n(a)} ÷ {_n(b)}⌋ = {_n(a // b)}"
+        return f"⌈{fmt_int(a)} ÷ {fmt_int(b)}⌉ = {fmt_int(-(-a // b))}"
+    return f"⌊{fmt_int(a)} ÷ {fmt_int(b)}⌋ = {fmt_int(a // b)}"
 
 
 def _micro_batches(plan: Plan) -> Line:
@@ -41,7 +37,7 @@ def _micro_batches(plan: Plan) -> Line:
     if s.world_size == 1 or plan.profile.framework == "lightning" and s.world_size > 1:
         if plan.profile.framework == "lightning" and s.world_size > 1:
             per_rank = -(-s.num_samples // s.world_size)
-            formula = (f"⌈{_n(s.num_samples)} ÷ {s.world_size}⌉ = {_n(per_rank)} ; "
+            formula = (f"⌈{fmt_int(s.num_samples)} ÷ {s.world_size}⌉ = {fmt_int(per_rank)} ; "
                        + _division(per_rank, s.per_device_train_batch_size, rounding))
         else:
             formula = _division(s.num_samples, s.per_device_train_batch_size, rounding)
@@ -50,12 +46,12 @@ def _micro_batches(plan: Plan) -> Line:
         formula = (_division(s.num_samples, s.per_device_train_batch_size, rounding) + " ; "
                    + _division(batches, s.world_size, rounding))
     if epoch.limited_from is not None:
-        formula += f" → limit_train_batches → {_n(epoch.micro_batches)}"
+        formula += f" → limit_train_batches → {fmt_int(epoch.micro_batches)}"
     note = None
     if s.world_size == 1 and not s.dataloader_drop_last and epoch.last_batch != s.per_device_train_batch_size and epoch.micro_batches:
         samples = "sample" if epoch.last_batch == 1 else "samples"
-        note = Text(f"最后一批只有 {_n(epoch.last_batch)} 个样本。",
-                    f"The last micro-batch holds only {_n(epoch.last_batch)} {samples}.")
+        note = Text(f"最后一批只有 {fmt_int(epoch.last_batch)} 个样本。",
+                    f"The last micro-batch holds only {fmt_int(epoch.last_batch)} {samples}.")
     return Line("micro_batches_per_epoch", Text("每轮小批次数(每张卡)", "Micro-batches per epoch (per device)"), formula, note)
 
 
@@ -63,7 +59,7 @@ def _updates_per_epoch(plan: Plan) -> Line:
     ga = plan.setup.gradient_accumulation_steps
     length = plan.micro_batches_per_epoch
     rounding = "ceil" if plan.profile.round_updates_up else "floor"
-    formula = _division(length, ga, rounding) if length else f"0 → max_steps = {_n(plan.num_update_steps_per_epoch)}"
+    formula = _division(length, ga, rounding) if length else f"0 → max_steps = {fmt_int(plan.num_update_steps_per_epoch)}"
     raw = -(-length // ga) if rounding == "ceil" else length // ga
     if length and raw < 1:
         formula += " → max(…, 1) = 1"
@@ -81,15 +77,15 @@ def _total(plan: Plan) -> Line:
     s = plan.setup
     label = Text("总步数 max_steps", "Total optimization steps (max_steps)")
     if s.uses_max_steps:
-        return Line("max_steps", label, f"max_steps = {_n(plan.max_steps)}",
+        return Line("max_steps", label, f"max_steps = {fmt_int(plan.max_steps)}",
                     Text("max_steps 大于 0 时优先于 num_train_epochs。", "A positive max_steps overrides num_train_epochs."))
     if plan.profile.framework == "lightning":
-        return Line("max_steps", label, f"{_n(plan.num_update_steps_per_epoch)} × {fmt_float(s.num_train_epochs)} = {_n(plan.max_steps)}")
+        return Line("max_steps", label, f"{fmt_int(plan.num_update_steps_per_epoch)} × {fmt_float(s.num_train_epochs)} = {fmt_int(plan.max_steps)}")
     product = s.num_train_epochs * plan.num_update_steps_per_epoch
     if product == plan.max_steps:
-        formula = f"{fmt_float(s.num_train_epochs)} × {_n(plan.num_update_steps_per_epoch)} = {_n(plan.max_steps)}"
+        formula = f"{fmt_float(s.num_train_epochs)} × {fmt_int(plan.num_update_steps_per_epoch)} = {fmt_int(plan.max_steps)}"
     else:
-        formula = f"⌈{fmt_float(s.num_train_epochs)} × {_n(plan.num_update_steps_per_epoch)}⌉ = ⌈{product!r}⌉ = {_n(plan.max_steps)}"
+        formula = f"⌈{fmt_float(s.num_train_epochs)} × {fmt_int(plan.num_update_steps_per_epoch)}⌉ = ⌈{product!r}⌉ = {fmt_int(plan.max_steps)}"
     return Line("max_steps", label, formula)
 
 
@@ -97,7 +93,7 @@ def _effective_batch(plan: Plan) -> Line:
     s = plan.setup
     return Line(
         "total_train_batch_size", Text("有效批次(每次更新的样本数)", "Effective batch (samples per update)"),
-        f"{_n(s.per_device_train_batch_size)} × {_n(s.gradient_accumulation_steps)} × {_n(s.world_size)} = {_n(plan.total_train_batch_size)}",
+        f"{fmt_int(s.per_device_train_batch_size)} × {fmt_int(s.gradient_accumulation_steps)} × {fmt_int(s.world_size)} = {fmt_int(plan.total_train_batch_size)}",
         Text("单卡批大小 × 梯度累积 × GPU 数", "per-device batch × accumulation × GPUs"),
     )
 
@@ -107,17 +103,17 @@ def _warmup(plan: Plan) -> Line:
     label = Text("预热步数", "Warmup steps")
     if ratio:
         product = plan.max_steps * ratio
-        return Line("warmup_steps", label, f"⌈{_n(plan.max_steps)} × {fmt_float(ratio)}⌉ = ⌈{product!r}⌉ = {_n(plan.warmup_steps)}")
-    return Line("warmup_steps", label, f"warmup_steps = {_n(plan.warmup_steps)}")
+        return Line("warmup_steps", label, f"⌈{fmt_int(plan.max_steps)} × {fmt_float(ratio)}⌉ = ⌈{product!r}⌉ = {fmt_int(plan.warmup_steps)}")
+    return Line("warmup_steps", label, f"warmup_steps = {fmt_int(plan.warmup_steps)}")
 
 
 def _actual(plan: Plan) -> Line:
     final = plan.final_epoch
-    formula = f"{_n(plan.optimizer_steps)} ; state.epoch = {fmt_float(final, 4)}"
+    formula = f"{fmt_int(plan.optimizer_steps)} ; state.epoch = {fmt_float(final, 4)}"
     note = None
     if plan.optimizer_steps != plan.max_steps:
-        note = Text(f"实际执行的更新次数与日志中的总步数 {_n(plan.max_steps)} 不同。",
-                    f"The updates that really run differ from the {_n(plan.max_steps)} total the log prints.")
+        note = Text(f"实际执行的更新次数与日志中的总步数 {fmt_int(plan.max_steps)} 不同。",
+                    f"The updates that really run differ from the {fmt_int(plan.max_steps)} total the log prints.")
     elif not math.isclose(final, plan.setup.num_train_epochs) and not plan.setup.uses_max_steps:
         note = Text(f"在第 {fmt_float(final, 3)} 轮停止。", f"Stops at epoch {fmt_float(final, 3)}.")
     return Line("optimizer_steps", Text("实际更新次数与结束时的轮数", "Updates that run, and the epoch at the end"), formula, note)
@@ -127,12 +123,12 @@ def _eval(plan: Plan) -> list[Line]:
     if plan.setup.eval_strategy == "no" or plan.profile.framework != "transformers":
         return []
     steps = events(plan, "eval").steps(limit=6)
-    shown = ", ".join(_n(k) for k in steps) + (" …" if events(plan, "eval").count() > 6 else "")
+    shown = ", ".join(fmt_int(k) for k in steps) + (" …" if events(plan, "eval").count() > 6 else "")
     every = interval(plan, "eval") if plan.setup.eval_strategy == "steps" else None
     if every:
-        formula = f"eval_steps = {_n(every)} → {shown or '—'}"
+        formula = f"eval_steps = {fmt_int(every)} → {shown or '—'}"
         when = rhythm(plan)
-        note = Text(f"每 {_n(every)} 步评估一次 = {when.zh}。", f"every {_n(every)} steps = {when.en}.")
+        note = Text(f"每 {fmt_int(every)} 步评估一次 = {when.zh}。", f"every {fmt_int(every)} steps = {when.en}.")
     else:
         formula = f"eval_strategy = epoch → {shown or '—'}"
         note = None

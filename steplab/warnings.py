@@ -21,10 +21,6 @@ class Warning:
         return self.text.get(lang)
 
 
-def _n(value: int) -> str:
-    return fmt_int(value)
-
-
 def _partial_group(plan: Plan) -> list[Warning]:
     ga = plan.setup.gradient_accumulation_steps
     length = plan.micro_batches_per_epoch
@@ -34,10 +30,10 @@ def _partial_group(plan: Plan) -> list[Warning]:
     return [Warning(
         "partial_accumulation_group",
         Text(
-            f"每轮 {_n(length)} 个小批次不能被梯度累积 {ga} 整除:每轮最后一次更新只用 {rest} 个小批次"
-            f"({_n(length)} = {_n(length // ga)} × {ga} + {rest})。",
-            f"{_n(length)} micro-batches per epoch do not divide by the accumulation of {ga}: the last update of every "
-            f"epoch uses only {rest} micro-batch{'es' if rest > 1 else ''} ({_n(length)} = {_n(length // ga)} × {ga} + {rest}).",
+            f"每轮 {fmt_int(length)} 个小批次不能被梯度累积 {ga} 整除:每轮最后一次更新只用 {rest} 个小批次"
+            f"({fmt_int(length)} = {fmt_int(length // ga)} × {ga} + {rest})。",
+            f"{fmt_int(length)} micro-batches per epoch do not divide by the accumulation of {ga}: the last update of every "
+            f"epoch uses only {rest} micro-batch{'es' if rest > 1 else ''} ({fmt_int(length)} = {fmt_int(length // ga)} × {ga} + {rest}).",
         ),
         Text(
             "若希望每次更新的样本数相同,调整样本数、批大小或累积次数,使每轮小批次数能被累积次数整除。",
@@ -71,10 +67,10 @@ def _skipped(plan: Plan) -> list[Warning]:
     return [Warning(
         "micro_batches_never_drawn",
         Text(
-            f"此版本按「样本数 % 累积次数」({_n(plan.setup.num_samples)} % {ga})决定每轮最后一组取几个小批次,"
-            f"于是每轮有 {_n(missing)} 个小批次从未被取出训练。",
+            f"此版本按「样本数 % 累积次数」({fmt_int(plan.setup.num_samples)} % {ga})决定每轮最后一组取几个小批次,"
+            f"于是每轮有 {fmt_int(missing)} 个小批次从未被取出训练。",
             f"This release sizes the last group of each epoch by samples % accumulation "
-            f"({_n(plan.setup.num_samples)} % {ga}), so {_n(missing)} micro-batch{'es' if missing > 1 else ''} of every "
+            f"({fmt_int(plan.setup.num_samples)} % {ga}), so {fmt_int(missing)} micro-batch{'es' if missing > 1 else ''} of every "
             "epoch are never drawn.",
         ),
         Text("这是 4.46–4.51 的缺陷(transformers #37777),4.52 起已修复。",
@@ -104,8 +100,8 @@ def _no_updates(plan: Plan) -> list[Warning]:
     return [Warning(
         "no_updates",
         Text(
-            f"日志会显示总步数 {_n(plan.max_steps)},但整个训练一次参数更新也不会发生,也不会有任何警告。",
-            f"The log says {_n(plan.max_steps)} total optimization steps, but not a single update happens in the "
+            f"日志会显示总步数 {fmt_int(plan.max_steps)},但整个训练一次参数更新也不会发生,也不会有任何警告。",
+            f"The log says {fmt_int(plan.max_steps)} total optimization steps, but not a single update happens in the "
             "whole run, and nothing warns about it.",
         ),
         Text("增加样本、减小批大小或累积次数,或升级到 4.52 以上。",
@@ -120,11 +116,11 @@ def _stops_early(plan: Plan) -> list[Warning]:
     return [Warning(
         "stops_before_last_epoch_ends",
         Text(
-            f"总步数按每轮 {_n(plan.num_update_steps_per_epoch)} 步计算,但每轮实际更新更多次,"
-            f"所以训练在第 {fmt_float(plan.final_epoch, 3)} 轮就达到 {_n(plan.max_steps)} 步并停止,"
+            f"总步数按每轮 {fmt_int(plan.num_update_steps_per_epoch)} 步计算,但每轮实际更新更多次,"
+            f"所以训练在第 {fmt_float(plan.final_epoch, 3)} 轮就达到 {fmt_int(plan.max_steps)} 步并停止,"
             f"而不是 {fmt_float(wanted)} 轮。",
-            f"The total was sized with {_n(plan.num_update_steps_per_epoch)} updates per epoch but each epoch takes more, "
-            f"so training reaches {_n(plan.max_steps)} steps and stops at epoch {fmt_float(plan.final_epoch, 3)}, "
+            f"The total was sized with {fmt_int(plan.num_update_steps_per_epoch)} updates per epoch but each epoch takes more, "
+            f"so training reaches {fmt_int(plan.max_steps)} steps and stops at epoch {fmt_float(plan.final_epoch, 3)}, "
             f"not {fmt_float(wanted)}.",
         ),
         Text("4.47–4.51 的已知问题(transformers #36297);4.52 起向上取整,两者一致。",
@@ -140,18 +136,18 @@ def _max_steps(plan: Plan) -> list[Warning]:
     if reached < epochs - 1e-9:
         return [Warning(
             "max_steps_cuts_epochs",
-            Text(f"max_steps = {_n(plan.max_steps)} 优先于 num_train_epochs:训练在第 {fmt_float(reached, 3)} 轮停止,"
+            Text(f"max_steps = {fmt_int(plan.max_steps)} 优先于 num_train_epochs:训练在第 {fmt_float(reached, 3)} 轮停止,"
                  f"而不是 {fmt_float(epochs)} 轮。",
-                 f"max_steps = {_n(plan.max_steps)} overrides num_train_epochs: training stops at epoch "
+                 f"max_steps = {fmt_int(plan.max_steps)} overrides num_train_epochs: training stops at epoch "
                  f"{fmt_float(reached, 3)} instead of {fmt_float(epochs)}."),
             Text("想按轮数训练就把 max_steps 设为 -1。", "Set max_steps to -1 to train by epochs."),
         )]
     if reached > epochs + 1e-9:
         return [Warning(
             "max_steps_extends_epochs",
-            Text(f"max_steps = {_n(plan.max_steps)} 优先于 num_train_epochs:训练会跑到第 {fmt_float(reached, 3)} 轮,"
+            Text(f"max_steps = {fmt_int(plan.max_steps)} 优先于 num_train_epochs:训练会跑到第 {fmt_float(reached, 3)} 轮,"
                  f"多于 {fmt_float(epochs)} 轮,数据会被重复打乱再训练。",
-                 f"max_steps = {_n(plan.max_steps)} overrides num_train_epochs: training runs to epoch "
+                 f"max_steps = {fmt_int(plan.max_steps)} overrides num_train_epochs: training runs to epoch "
                  f"{fmt_float(reached, 3)}, beyond {fmt_float(epochs)}, reshuffling the data each time."),
             Text("想按轮数训练就把 max_steps 设为 -1。", "Set max_steps to -1 to train by epochs."),
         )]
@@ -165,15 +161,15 @@ def _data_loss(plan: Plan) -> list[Warning]:
     if epoch.micro_batches == 0:
         found.append(Warning(
             "empty_dataloader",
-            Text(f"dataloader_drop_last 丢掉了不足一批的全部 {_n(setup.num_samples)} 个样本:每轮 0 个小批次。",
-                 f"dataloader_drop_last drops all {_n(setup.num_samples)} samples (less than one batch): 0 micro-batches per epoch."),
+            Text(f"dataloader_drop_last 丢掉了不足一批的全部 {fmt_int(setup.num_samples)} 个样本:每轮 0 个小批次。",
+                 f"dataloader_drop_last drops all {fmt_int(setup.num_samples)} samples (less than one batch): 0 micro-batches per epoch."),
             Text("关闭 dataloader_drop_last 或减小批大小。", "Turn dataloader_drop_last off or lower the batch size."),
         ))
     elif epoch.dropped:
         found.append(Warning(
             "samples_dropped",
-            Text(f"dataloader_drop_last:每轮有 {_n(epoch.dropped)} 个样本凑不满一批而被跳过(每轮重新打乱,跳过的样本不同)。",
-                 f"dataloader_drop_last: {_n(epoch.dropped)} samples per epoch do not fill a batch and are skipped "
+            Text(f"dataloader_drop_last:每轮有 {fmt_int(epoch.dropped)} 个样本凑不满一批而被跳过(每轮重新打乱,跳过的样本不同)。",
+                 f"dataloader_drop_last: {fmt_int(epoch.dropped)} samples per epoch do not fill a batch and are skipped "
                  "(different ones each epoch, as the order is reshuffled)."),
             Text("关闭 dataloader_drop_last,或让样本数能被 批大小 × GPU 数 整除。",
                  "Turn dataloader_drop_last off, or make the samples divisible by batch × GPUs."),
@@ -181,8 +177,8 @@ def _data_loss(plan: Plan) -> list[Warning]:
     if epoch.duplicated:
         found.append(Warning(
             "samples_duplicated",
-            Text(f"{setup.world_size} 个进程要处理同样多的小批次:每轮有 {_n(epoch.duplicated)} 个样本被重复抽取来补齐最后一批。",
-                 f"All {setup.world_size} processes run the same number of micro-batches: {_n(epoch.duplicated)} samples "
+            Text(f"{setup.world_size} 个进程要处理同样多的小批次:每轮有 {fmt_int(epoch.duplicated)} 个样本被重复抽取来补齐最后一批。",
+                 f"All {setup.world_size} processes run the same number of micro-batches: {fmt_int(epoch.duplicated)} samples "
                  "per epoch are drawn twice to fill the last batches."),
             Text("让样本数能被 批大小 × GPU 数 整除,或打开 dataloader_drop_last。",
                  "Make the samples divisible by batch × GPUs, or turn dataloader_drop_last on."),
@@ -190,17 +186,17 @@ def _data_loss(plan: Plan) -> list[Warning]:
     if 0 < setup.num_samples < setup.per_device_train_batch_size * setup.world_size:
         found.append(Warning(
             "batch_larger_than_dataset",
-            Text(f"一批要 {_n(setup.per_device_train_batch_size * setup.world_size)} 个样本(全部 GPU),"
-                 f"但只有 {_n(setup.num_samples)} 个样本。",
-                 f"One batch across all GPUs wants {_n(setup.per_device_train_batch_size * setup.world_size)} samples, "
-                 f"but there are only {_n(setup.num_samples)}."),
+            Text(f"一批要 {fmt_int(setup.per_device_train_batch_size * setup.world_size)} 个样本(全部 GPU),"
+                 f"但只有 {fmt_int(setup.num_samples)} 个样本。",
+                 f"One batch across all GPUs wants {fmt_int(setup.per_device_train_batch_size * setup.world_size)} samples, "
+                 f"but there are only {fmt_int(setup.num_samples)}."),
             Text("减小批大小或 GPU 数,或增加样本。", "Lower the batch size or GPUs, or add samples."),
         ))
     if epoch.limited_from is not None:
         found.append(Warning(
             "limit_train_batches",
-            Text(f"limit_train_batches 把每轮的 {_n(epoch.limited_from)} 个小批次截为 {_n(epoch.micro_batches)} 个。",
-                 f"limit_train_batches cuts each epoch from {_n(epoch.limited_from)} to {_n(epoch.micro_batches)} micro-batches."),
+            Text(f"limit_train_batches 把每轮的 {fmt_int(epoch.limited_from)} 个小批次截为 {fmt_int(epoch.micro_batches)} 个。",
+                 f"limit_train_batches cuts each epoch from {fmt_int(epoch.limited_from)} to {fmt_int(epoch.micro_batches)} micro-batches."),
             Text("去掉 limit_train_batches 即用全部数据。", "Remove limit_train_batches to use all the data."),
         ))
     return found
@@ -212,8 +208,8 @@ def _warmup(plan: Plan) -> list[Warning]:
     if plan.warmup_steps >= plan.max_steps > 0 and setup.lr_scheduler_type != "constant":
         found.append(Warning(
             "warmup_longer_than_run",
-            Text(f"预热 {_n(plan.warmup_steps)} 步不短于总步数 {_n(plan.max_steps)}:学习率还没升到峰值训练就结束了。",
-                 f"Warmup of {_n(plan.warmup_steps)} steps is not shorter than the {_n(plan.max_steps)} total steps: "
+            Text(f"预热 {fmt_int(plan.warmup_steps)} 步不短于总步数 {fmt_int(plan.max_steps)}:学习率还没升到峰值训练就结束了。",
+                 f"Warmup of {fmt_int(plan.warmup_steps)} steps is not shorter than the {fmt_int(plan.max_steps)} total steps: "
                  "the learning rate never reaches its peak."),
             Text("把预热设为总步数的一小部分,例如 warmup_steps: 0.1(5.x)或 warmup_ratio: 0.1(4.x)。",
                  "Make warmup a small part of the run, e.g. warmup_steps: 0.1 (5.x) or warmup_ratio: 0.1 (4.x)."),
@@ -221,9 +217,9 @@ def _warmup(plan: Plan) -> list[Warning]:
     if setup.lr_scheduler_type == "constant" and plan.warmup_steps > 0:
         found.append(Warning(
             "constant_ignores_warmup",
-            Text(f"lr_scheduler_type 为 constant 时 HF Trainer 不做预热:设定的 {_n(plan.warmup_steps)} 步预热没有作用,"
+            Text(f"lr_scheduler_type 为 constant 时 HF Trainer 不做预热:设定的 {fmt_int(plan.warmup_steps)} 步预热没有作用,"
                  "第一步就用满学习率。",
-                 f"With lr_scheduler_type constant the HF Trainer does no warmup: the {_n(plan.warmup_steps)} warmup "
+                 f"With lr_scheduler_type constant the HF Trainer does no warmup: the {fmt_int(plan.warmup_steps)} warmup "
                  "steps have no effect and the first update uses the full learning rate."),
             Text("需要预热就改用 constant_with_warmup。", "Use constant_with_warmup if you want warmup."),
         ))
@@ -250,8 +246,8 @@ def _warmup(plan: Plan) -> list[Warning]:
     if not plan.profile.warmup_steps_ratio and setup.warmup_steps and setup.warmup_ratio:
         found.append(Warning(
             "warmup_steps_override_ratio",
-            Text(f"同时设置了 warmup_steps 与 warmup_ratio:4.x 中 warmup_steps = {_n(int(setup.warmup_steps))} 优先,比例被忽略。",
-                 f"Both warmup_steps and warmup_ratio are set: in 4.x warmup_steps = {_n(int(setup.warmup_steps))} "
+            Text(f"同时设置了 warmup_steps 与 warmup_ratio:4.x 中 warmup_steps = {fmt_int(int(setup.warmup_steps))} 优先,比例被忽略。",
+                 f"Both warmup_steps and warmup_ratio are set: in 4.x warmup_steps = {fmt_int(int(setup.warmup_steps))} "
                  "wins and the ratio is ignored."),
             Text("只保留其中一个。", "Keep only one of them."),
         ))
@@ -278,13 +274,13 @@ def _intervals(plan: Plan) -> list[Warning]:
         if not every or every <= plan.optimizer_steps:
             continue
         happened = events(plan, kind).steps()
-        after = (f"只在最后一步 {_n(happened[-1])} {zh}" if happened else f"整个训练不会{zh}")
-        after_en = (f"the only {en} is the one at the last step {_n(happened[-1])}" if happened
+        after = (f"只在最后一步 {fmt_int(happened[-1])} {zh}" if happened else f"整个训练不会{zh}")
+        after_en = (f"the only {en} is the one at the last step {fmt_int(happened[-1])}" if happened
                     else f"there is no {en} at all")
         found.append(Warning(
             f"{kind}_interval_longer_than_run",
-            Text(f"{setting}_steps = {_n(every)} 大于训练的 {_n(plan.optimizer_steps)} 步:{after}。",
-                 f"{setting}_steps = {_n(every)} is longer than the {_n(plan.optimizer_steps)}-step run: {after_en}."),
+            Text(f"{setting}_steps = {fmt_int(every)} 大于训练的 {fmt_int(plan.optimizer_steps)} 步:{after}。",
+                 f"{setting}_steps = {fmt_int(every)} is longer than the {fmt_int(plan.optimizer_steps)}-step run: {after_en}."),
             Text(f"把 {setting}_steps 设为小于总步数的值,或用 0.1 这样的比例。",
                  f"Set {setting}_steps below the total, or use a ratio such as 0.1."),
         ))
@@ -292,8 +288,8 @@ def _intervals(plan: Plan) -> list[Warning]:
             and (every := interval(plan, "eval")) and plan.max_steps % every and every <= plan.max_steps):
         found.append(Warning(
             "last_step_not_evaluated",
-            Text(f"最后一步 {_n(plan.max_steps)} 不是 eval_steps = {_n(every)} 的倍数:这个版本不会在训练结束时再评估一次(5.x 会)。",
-                 f"The last step {_n(plan.max_steps)} is not a multiple of eval_steps = {_n(every)}: this release does "
+            Text(f"最后一步 {fmt_int(plan.max_steps)} 不是 eval_steps = {fmt_int(every)} 的倍数:这个版本不会在训练结束时再评估一次(5.x 会)。",
+                 f"The last step {fmt_int(plan.max_steps)} is not a multiple of eval_steps = {fmt_int(every)}: this release does "
                  "not evaluate again at the end (5.x does)."),
             Text("让总步数是 eval_steps 的倍数,或训练后单独运行一次评估。",
                  "Make the total a multiple of eval_steps, or run one evaluation after training."),
