@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,5 +90,15 @@ def main(argv: list[str] | None = None) -> int:
         message = error.message("en") if hasattr(error, "message") and callable(error.message) else str(error)
         print(f"error: {message}".splitlines()[0], file=sys.stderr)
         return 2
-    print(json.dumps(result, ensure_ascii=False))
+    return _write(json.dumps(result, ensure_ascii=False))
+
+
+def _write(text: str) -> int:
+    """Print the JSON; a reader that stops early (`| head`) is no error of ours: exit quietly, as `cat` does."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python exits
+        return 141  # the shell's status for a process ended by SIGPIPE (128 + 13)
     return 0

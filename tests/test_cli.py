@@ -86,3 +86,14 @@ def test_a_run_too_long_to_list_is_refused_with_what_to_change(capsys):
     code, result, err = cli("plan", "--set", "num_samples=1000000000000", "--set", "save_strategy=no",
                             "--set", "logging_strategy=no", "--lr-per-step", capsys=capsys)
     assert code == 2 and "375,000,000,000 optimizer steps" in err
+
+
+def test_a_reader_that_stops_early_gets_no_traceback():
+    """`python -m steplab plan ... | head -c 100`: the rest of the JSON has nowhere to go; exit quietly."""
+    command = [sys.executable, "-m", "steplab", "plan", "--set", "num_samples=300000", "--set",
+               "per_device_train_batch_size=1", "--lr-per-step"]  # about 6 MB of JSON, far beyond a pipe's buffer
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout.read(100).startswith(b'{"trainer": "hf-5"')
+    process.stdout.close()
+    assert process.wait(timeout=120) == 141
+    assert process.stderr.read() == b""
