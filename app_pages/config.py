@@ -14,12 +14,16 @@ layout.header(lang, "config")
 state.show_url_notices(lang)
 
 RESULT = "_config_import"
+LIMIT = f"{MAX_BYTES // 1024} KiB"  # what read_config reads at most
 
 
 def import_config() -> None:
     """Read the pasted or uploaded YAML; on success put it into the shared setup (runs as a callback)."""
     upload = st.session_state.get("config_upload")
     text = upload.getvalue() if upload is not None else st.session_state.get("config_text", "")
+    if upload is None and not (text or "").strip():  # nothing pasted, or a file the uploader turned away
+        st.session_state[RESULT] = ("nothing", None)
+        return
     rows = st.session_state.get("config_num_samples")
     try:
         imported = read_config(text, num_samples=int(rows) if rows else None)
@@ -40,7 +44,7 @@ with paste:
     st.text_area(t(lang, "config.yaml"), key="config_text", height=260, max_chars=MAX_BYTES,
                  placeholder="per_device_train_batch_size: 4\ngradient_accumulation_steps: 8\nnum_train_epochs: 3")
 with upload:
-    st.file_uploader(t(lang, "config.file"), type=["yaml", "yml"], key="config_upload",
+    st.file_uploader(t(lang, "config.file", limit=LIMIT), type=["yaml", "yml"], key="config_upload",
                      max_upload_size=1, help=t(lang, "config.file_help"))
 st.number_input(t(lang, "config.num_samples"), **state.number_range("num_samples"), value=None, step=1,
                 key="config_num_samples", help=t(lang, "config.num_samples_help"),
@@ -50,6 +54,8 @@ st.button(t(lang, "config.apply"), type="primary", on_click=import_config, icon=
 status, payload = st.session_state.get(RESULT, (None, None))
 if status == "error":
     st.error(payload.message(lang), icon=":material/error:")
+elif status == "nothing":
+    st.warning(t(lang, "config.nothing", limit=LIMIT), icon=":material/draft:")
 elif status == "needs_samples":
     st.warning(t(lang, "config.needs_samples"), icon=":material/help:")
 elif status == "ok":

@@ -23,6 +23,7 @@ Every failure is a `ConfigError` carrying a code, a Chinese and English message 
 
 from __future__ import annotations
 
+import codecs
 import math
 import re
 from collections.abc import Mapping
@@ -147,6 +148,20 @@ def _line_of(error: yaml.YAMLError, text: str) -> tuple[int | None, int | None]:
     return None, None
 
 
+def _encoding(raw: bytes) -> str:
+    """UTF-8 unless the bytes say otherwise: a UTF-16 byte-order mark (what Windows editors write for
+    "Unicode"), or ASCII text with a NUL byte beside every character (UTF-16 without a mark)."""
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    head = raw[:256]
+    if len(head) >= 4 and len(raw) % 2 == 0:
+        if head[1::2].count(0) == len(head[1::2]) and head[0::2].count(0) == 0:
+            return "utf-16-le"
+        if head[0::2].count(0) == len(head[0::2]) and head[1::2].count(0) == 0:
+            return "utf-16-be"
+    return "utf-8-sig"
+
+
 def _decode(text: str | bytes) -> str:
     if isinstance(text, bytes | bytearray | memoryview):
         raw = bytes(text)
@@ -156,14 +171,16 @@ def _decode(text: str | bytes) -> str:
                 f"The file is {fmt_int(len(raw))} bytes, over the {fmt_int(MAX_BYTES)}-byte (256 KiB) limit; "
                 "it was not parsed. Training configs are a few kilobytes.",
             ))
+        encoding = _encoding(raw)
         try:
-            return raw.decode("utf-8-sig")
+            text = raw.decode(encoding)
         except UnicodeDecodeError as error:
             raise ConfigError("not_utf8", Text(
-                f"这不是 UTF-8 文本(偏移 {fmt_int(error.start)} 处的字节无法解码),可能是二进制文件。请粘贴 YAML 文本。",
-                f"This is not UTF-8 text (the byte at offset {fmt_int(error.start)} cannot be decoded); it may be "
-                "a binary file. Paste the YAML text instead.",
+                f"这不是 UTF-8 或 UTF-16 文本(偏移 {fmt_int(error.start)} 处的字节无法解码),可能是二进制文件。请粘贴 YAML 文本。",
+                f"This is not UTF-8 or UTF-16 text (the byte at offset {fmt_int(error.start)} cannot be decoded); "
+                "it may be a binary file. Paste the YAML text instead.",
             )) from None
+        return text[1:] if text.startswith("\ufeff") else text
     if not isinstance(text, str):
         raise ConfigError("not_text", Text("配置必须是文本。", "The config must be text."))
     if len(text) > MAX_BYTES:

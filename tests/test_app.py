@@ -156,3 +156,21 @@ def test_home_sentence_counts_gpus_and_epochs(params, english, chinese):
         assert f"**{fmt_int(plan.max_steps)}**" in sentence
         blurbs = [c.value for c in at.caption]
         assert catalogue(lang)["home.link.calculator"] in blurbs
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_filling_with_nothing_says_what_to_do(lang):
+    """No paste and no file (or a file the uploader turned away): say so, not "the config has no keys"."""
+    from steplab.config_io import MAX_BYTES
+
+    at = run("app_pages/config.py", lang=lang)
+    limit = f"{MAX_BYTES // 1024} KiB"
+    assert at.get("file_uploader")[0].proto.label == catalogue(lang)["config.file"].format(limit=limit)
+    for pasted in ("", "  \n "):
+        at.text_area(key="config_text").set_value(pasted).run()
+        at.button[0].click().run()
+        assert [w.value for w in at.warning] == [catalogue(lang)["config.nothing"].format(limit=limit)]
+        assert not at.error and not at.success and not at.exception
+    at.text_area(key="config_text").set_value("# only a comment\n").run()
+    at.button[0].click().run()  # a document without keys is still the parser's "empty"
+    assert at.error and catalogue(lang)["config.nothing"].format(limit=limit) not in [w.value for w in at.warning]

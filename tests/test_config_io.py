@@ -477,6 +477,13 @@ def test_random_binary_bytes():
     assert_bilingual(info.value)
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_utf16_files_are_read_like_utf8(encoding):
+    """Windows editors save "Unicode" as UTF-16 (with a byte-order mark, or none): the same config."""
+    text = SFT.read_text(encoding="utf-8")
+    assert read_config(text.encode(encoding)).values == read_config(text).values
+
+
 def test_utf8_bytes_and_bom_are_fine():
     result = read_config("\ufeffper_device_train_batch_size: 4\n".encode(), num_samples=8)
     assert result.values["per_device_train_batch_size"] == 4
