@@ -50,7 +50,8 @@ def free_port() -> int:
 class StreamlitServer:
     """`streamlit run app.py` from the repo root on a free loopback port, output kept in a temp file."""
 
-    def __init__(self) -> None:
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        self.env = env or {}  # more settings, e.g. {"STREAMLIT_SERVER_COOKIE_SECRET": "..."}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._log = tempfile.NamedTemporaryFile(prefix="steplab-e2e-", suffix=".log", delete=False)
@@ -65,7 +66,7 @@ class StreamlitServer:
             "--browser.gatherUsageStats", "false",
             "--server.fileWatcherType", "none",
         ]
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
         self._process = subprocess.Popen(command, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + HEALTH_TIMEOUT
         while time.monotonic() < deadline:

@@ -1,0 +1,173 @@
+"""The README's deployment, for real: two replicas behind nginx with `deploy/nginx.conf`.
+
+Every browser must stay on one replica: its page, its websocket (`/_stcore/stream`) and its uploads
+(`/_stcore/upload_file/...`) reach the replica that holds its session, whatever the load balancer does for
+other browsers. nginx's access log names the upstream of every request; the test reads it.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import shutil
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from steplab.i18n import t
+
+from .conftest import CHROMIUM, ROOT, SKIP_REASON, StreamlitServer, free_port
+from .streamlit_page import open_app, title, wait_for_app_run
+
+NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON),
+              pytest.mark.skipif(NGINX is None, reason="Debian's nginx is not installed (apt-get install nginx)")]
+
+CONFIG = ROOT / "deploy" / "nginx.conf"
+LOG_FORMAT = "$steplab_sticky $upstream_addr $status $request_method $uri"
+YAML = "per_device_train_batch_size: 2\ngradient_accumulation_steps: 16\nnum_train_epochs: 3\nnum_samples: 1600\n"
+
+
+class Balancer:
+    """Two replicas sharing one cookie secret, and nginx in front with the repository's config."""
+
+    def __init__(self, folder: Path) -> None:
+        secret = {"STREAMLIT_SERVER_COOKIE_SECRET": "steplab-test-secret"}  # the same on every replica
+        self.replicas = [StreamlitServer(secret), StreamlitServer(secret)]
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.folder = folder
+        self.log = folder / "access.log"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Balancer:
+        for replica in self.replicas:
+            replica.start()
+        site = CONFIG.read_text()
+        site = site.replace("server 127.0.0.1:8501;", f"server 127.0.0.1:{self.replicas[0].port};")
+        site = site.replace("server 127.0.0.1:8502;", f"server 127.0.0.1:{self.replicas[1].port};")
+        site = site.replace("listen 80;", f"listen 127.0.0.1:{self.port};")
+        assert str(self.replicas[1].port) in site and f":{self.port};" in site
+        (self.folder / "steplab.conf").write_text(site)
+        temp = self.folder / "temp"
+        temp.mkdir()
+        (self.folder / "nginx.conf").write_text(f"""
+user root;
+worker_processes 1;
+pid {self.folder}/nginx.pid;
+error_log {self.folder}/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    log_format steplab '{LOG_FORMAT}';
+    access_log {self.log} steplab;
+    client_body_temp_path {temp}/body;
+    proxy_temp_path {temp}/proxy;
+    fastcgi_temp_path {temp}/fastcgi;
+    uwsgi_temp_path {temp}/uwsgi;
+    scgi_temp_path {temp}/scgi;
+    include {self.folder}/steplab.conf;
+}}
+""")
+        self._process = subprocess.Popen([NGINX, "-p", str(self.folder), "-c", str(self.folder / "nginx.conf"),
+                                          "-g", "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as response:
+                    if response.read().strip() == b"ok":
+                        return self
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError(f"nginx did not answer: {(self.folder / 'error.log').read_text(errors='replace')}")
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            self._process.wait(timeout=10)
+        for replica in self.replicas:
+            replica.stop()
+
+    def upstreams_by_browser(self) -> dict[str, set[str]]:
+        """sticky id → the replicas (host:port) that served its requests, from nginx's access log."""
+        seen: dict[str, set[str]] = collections.defaultdict(set)
+        for line in self.log.read_text().splitlines():
+            sticky, upstream, *_ = line.split(" ")
+            if upstream != "-":
+                seen[sticky].add(upstream)
+        return seen
+
+
+@pytest.fixture(scope="module")
+def balancer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Balancer]:
+    running = Balancer(tmp_path_factory.mktemp("nginx")).start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def cookie_of(response) -> str:
+    cookies = " | ".join(response.headers.get_all("Set-Cookie") or [])
+    found = re.search(r"steplab_replica=([^;]+)", cookies)
+    assert found, cookies
+    return found.group(1)
+
+
+def test_the_first_response_sets_the_cookie_and_the_cookie_keeps_the_replica(balancer: Balancer) -> None:
+    firsts = []
+    for _ in range(24):  # 24 new browsers: each gets its own id on its very first response
+        with urllib.request.urlopen(balancer.url + "/") as response:
+            firsts.append(cookie_of(response))
+    assert len(set(firsts)) == 24
+    for sticky in firsts[:6]:  # a browser that sends its cookie back is given the same one again
+        for path in ("/", "/calculator", "/_stcore/health", "/static/favicon.png"):
+            request = urllib.request.Request(balancer.url + path, headers={"Cookie": f"steplab_replica={sticky}"})
+            try:
+                with urllib.request.urlopen(request) as response:
+                    assert cookie_of(response) == sticky
+            except urllib.error.HTTPError as error:  # a missing static file still went through the balancer
+                assert error.code == 404
+    used = balancer.upstreams_by_browser()
+    assert all(len(used[sticky]) == 1 for sticky in firsts), "a browser was served by two replicas"
+    replicas = {f"127.0.0.1:{replica.port}" for replica in balancer.replicas}
+    assert set().union(*(used[sticky] for sticky in firsts)) == replicas, "the browsers did not spread over both"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_browsers_upload_and_apply_a_yaml_through_the_balancer(browser: Browser, balancer: Balancer,
+                                                               tmp_path: Path, lang: str) -> None:
+    """Uploads travel over HTTP to the replica that owns the websocket's session: they only work if the
+    balancer keeps both on one replica. Three browsers in each language."""
+    config = tmp_path / "qwen3_lora_sft.yaml"
+    config.write_text(YAML)
+    stickies = []
+    for _ in range(3):
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        try:
+            open_app(page, balancer.url + "/config" + ("?lang=en" if lang == "en" else ""))
+            expect(title(page)).to_have_text(t(lang, "page.config.title"), timeout=60_000)
+            page.get_by_role("tab", name=t(lang, "config.upload")).click()
+            page.locator("input[type='file']").set_input_files(str(config))
+            expect(page.get_by_text(config.name)).to_be_visible(timeout=60_000)
+            wait_for_app_run(page)
+            page.get_by_role("button", name=t(lang, "config.apply")).click()
+            wait_for_app_run(page)
+            expect(page.get_by_text(t(lang, "config.applied"))).to_be_visible(timeout=60_000)
+            page.reload()  # a reload is a new page load with the same cookie: the same replica again
+            wait_for_app_run(page)
+            stickies.append(next(c["value"] for c in context.cookies() if c["name"] == "steplab_replica"))
+        finally:
+            context.close()
+    used = balancer.upstreams_by_browser()
+    assert all(len(used[sticky]) == 1 for sticky in stickies), {s: used[s] for s in stickies}
+    log = balancer.log.read_text()
+    for sticky in stickies:  # the websocket and the upload of each browser were among its requests
+        assert re.search(rf"^{re.escape(sticky)} \S+ 101 GET /_stcore/stream$", log, re.M)
+        assert re.search(rf"^{re.escape(sticky)} \S+ 20\d PUT /_stcore/upload_file/", log, re.M)
