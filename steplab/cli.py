@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.plan import Plan, make_plan
 from steplab.profiles import PROFILES
@@ -24,7 +26,7 @@ MAX_LISTED_RATES = 10_000_000
 
 
 def plan_to_json(plan: Plan, lr_per_step: bool = False, unknown: list[str] | None = None) -> dict[str, Any]:
-    """The plan as the CLI's stable JSON object."""
+    """The plan as the CLI's stable JSON object (learning rates as a numpy array; `encode` writes it)."""
     result: dict[str, Any] = {
         "trainer": plan.profile.id,
         **plan_record(plan),
@@ -35,7 +37,7 @@ def plan_to_json(plan: Plan, lr_per_step: bool = False, unknown: list[str] | Non
         if plan.optimizer_steps > MAX_LISTED_RATES:
             raise ValueError(f"--lr-per-step: the run has {plan.optimizer_steps:,} optimizer steps, more than the "
                              f"{MAX_LISTED_RATES:,} learning rates the JSON lists")
-        result["learning_rates"] = plan.learning_rates().tolist()
+        result["learning_rates"] = plan.learning_rates()  # a float64 array: orjson writes it without a list
     return result
 
 
@@ -84,20 +86,29 @@ def main(argv: list[str] | None = None) -> int:
         plan = make_plan(setup)
         result = plan_to_json(plan, args.lr_per_step, [k for k in unknown if k not in ignored])
     except TrainerRefusal as refusal:
-        print(json.dumps({"trainer_error": refusal.as_dict()}, ensure_ascii=False))
+        _write(encode({"trainer_error": refusal.as_dict()}))
         return 3
     except (SetupError, ValueError, OSError) as error:
         message = error.message("en") if hasattr(error, "message") and callable(error.message) else str(error)
         print(f"error: {message}".splitlines()[0], file=sys.stderr)
         return 2
-    return _write(json.dumps(result, ensure_ascii=False))
+    return _write(encode(result))
 
 
-def _write(text: str) -> int:
-    """Print the JSON; a reader that stops early (`| head`) is no error of ours: exit quietly, as `cat` does."""
+def encode(result: dict[str, Any]) -> bytes:
+    """UTF-8 JSON and a newline. orjson writes a numpy array of a million learning rates about 20× faster than
+    `json` writes the same list, with the same shortest round-trip digits (it reads back to the same floats)."""
+    return orjson.dumps(result, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE)
+
+
+def _write(data: bytes) -> int:
+    """Write the JSON; a reader that stops early (`| head`) is no error of ours: exit quietly, as `cat` does."""
     try:
-        print(text)
         sys.stdout.flush()
+        view = memoryview(data)
+        while view:  # a pipe takes big writes in parts, and reports a closed reader only on the next part
+            view = view[sys.stdout.buffer.write(view):]
+        sys.stdout.buffer.flush()
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python exits
         return 141  # the shell's status for a process ended by SIGPIPE (128 + 13)

@@ -93,7 +93,18 @@ def test_a_reader_that_stops_early_gets_no_traceback():
     command = [sys.executable, "-m", "steplab", "plan", "--set", "num_samples=300000", "--set",
                "per_device_train_batch_size=1", "--lr-per-step"]  # about 6 MB of JSON, far beyond a pipe's buffer
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert process.stdout.read(100).startswith(b'{"trainer": "hf-5"')
+    assert process.stdout.read(100).startswith(b'{"trainer":"hf-5","max_steps":900000,')
     process.stdout.close()
     assert process.wait(timeout=120) == 141
     assert process.stderr.read() == b""
+
+
+def test_learning_rates_read_back_as_the_engines_floats(capsys):
+    """The JSON's learning rates are the engine's float64 values, digit for digit."""
+    from steplab.plan import make_plan
+    from steplab.setup import setup_from_mapping
+
+    code, result, _ = cli("plan", "--set", "num_samples=999", "--set", "lr_scheduler_type=cosine",
+                          "--set", "warmup_steps=7", "--lr-per-step", capsys=capsys)
+    plan = make_plan(setup_from_mapping({"num_samples": 999, "lr_scheduler_type": "cosine", "warmup_steps": 7})[0])
+    assert code == 0 and result["learning_rates"] == plan.learning_rates().tolist()
