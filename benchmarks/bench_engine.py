@@ -10,6 +10,7 @@ from __future__ import annotations
 import statistics
 import time
 import tracemalloc
+import warnings
 
 from steplab import plan as plan_module
 from steplab.setup import setup_from_mapping
@@ -55,6 +56,7 @@ def torch_lambda_lr(with_optimizer: bool) -> float:
         return max(0.0, 0.5 * (1.0 + math.cos(math.pi * 0.5 * 2.0 * progress)))
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, cosine)
+    warnings.filterwarnings("ignore", message="Detected call of `lr_scheduler.step()` before")  # on purpose
     rates = []
     start = time.perf_counter()
     for _ in range(STEPS):
