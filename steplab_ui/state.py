@@ -69,8 +69,7 @@ def language() -> str:
     return normalise_language(st.session_state.get("lang", "zh"))
 
 
-TEXT_KEYS = ("lr_scheduler_type", "trainer", "eval_strategy", "save_strategy", "logging_strategy",
-             "lr_scheduler_kwargs")
+TEXT_KEYS = tuple(name for name, field in FIELDS.items() if field.kind in ("choice", "kwargs"))  # read as text
 
 
 def _url_value(key: str, raw: str) -> Any:
