@@ -28,7 +28,7 @@ def _plan(values: dict[str, Any]) -> Plan | str:
     try:
         return make_plan(setup_from_mapping({**values, "eval_strategy": strategy})[0])
     except SetupError as error:
-        return error.en
+        return error.text.en
     except TrainerRefusal as refusal:
         return f"{refusal.error_type}: {refusal.message}"
 

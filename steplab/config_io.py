@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from steplab.errors import InputError
 from steplab.fields import STEPLAB_ONLY, TRAINING_ARGUMENT_FIELDS
 from steplab.i18n import Text, fmt_int, t
 from steplab.profiles import PROFILES
@@ -95,17 +96,8 @@ _HEADER = re.compile(r"^#\s*(num_samples|world_size|trainer|limit_train_batches)
 _COMMENTED_EVAL = re.compile(r"^\s*#\s*(val_size|eval_strategy|eval_steps|eval_dataset)\s*:", re.MULTILINE)
 
 
-class ConfigError(ValueError):
-    """A config StepLab cannot read: a code, the message in both languages and the 1-based line if known."""
-
-    def __init__(self, code: str, text: Text, line: int | None = None):
-        super().__init__(text.en)
-        self.code = code
-        self.text = text
-        self.line = line
-
-    def message(self, lang: str = "en") -> str:
-        return self.text.get(lang)
+class ConfigError(InputError):
+    """A config StepLab cannot read: a code, its values and the 1-based `line` if known."""
 
 
 @dataclass

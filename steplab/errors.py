@@ -1,22 +1,48 @@
-"""The two ways a setup can fail: StepLab rejects the input, or the real Trainer would refuse it."""
+"""The ways input can fail: StepLab cannot use it (`InputError` and its kinds), or the real Trainer would refuse it."""
 
 from __future__ import annotations
 
+from typing import Any
 
-class SetupError(ValueError):
-    """Input StepLab cannot plan: names the field and says what is allowed, in Chinese and English."""
+from steplab.i18n import Message, Text
 
-    def __init__(self, field: str, en: str, zh: str):
-        super().__init__(f"{field}: {en}")
-        from steplab.i18n import zh_typography
 
+class InputError(ValueError):
+    """Input StepLab cannot use: a catalogue code, its values, and the field it is about (if one).
+
+    `message(lang)` says it in the reader's language; `str(error)` is the English message (CLI, logs).
+    """
+
+    def __init__(self, code: Any, /, *legacy: Any, field: str | None = None, **values: Any):
+        text: Message | Text
+        if isinstance(code, Text):  # legacy: Error(Text)
+            text, code = code, ""
+        elif legacy and isinstance(legacy[0], Text):  # legacy: ConfigError(code, Text, line)
+            text = legacy[0]
+            if len(legacy) > 1:
+                values["line"] = legacy[1]
+        elif len(legacy) == 2:  # legacy: SetupError(field, en, zh)
+            field, code, text = code, "", Text(legacy[1], legacy[0])
+        else:
+            text = Message(code, tuple(values.items()))
+        self.code: str = code
         self.field = field
-        self.en = en
-        self.zh = zh_typography(zh)
+        self.values = values
+        self.text = text
+        super().__init__(self.message("en"))
+
+    @property
+    def line(self) -> int | None:
+        """The 1-based line of a config the problem is on, when known."""
+        return self.values.get("line")
 
     def message(self, lang: str = "en") -> str:
-        text = self.zh if lang == "zh" else self.en
-        return f"{self.field}: {text}"
+        text = self.text.get(lang)
+        return f"{self.field}: {text}" if self.field else text
+
+
+class SetupError(InputError):
+    """A setup field StepLab cannot plan: out of range, the wrong type, or in conflict with another field."""
 
 
 class TrainerRefusal(Exception):

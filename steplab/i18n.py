@@ -1,10 +1,18 @@
-"""Bilingual text: the engine's messages carry both languages; the app's catalogue lives in `locales/`."""
+"""Every sentence a user reads: the catalogue in `locales/`, one placeholder language, one number formatter.
+
+The engine never writes prose. It returns a `Message` (a catalogue key and its values); a page says it in the
+reader's language with `message.get(lang)`. Placeholders are `{name}` or `{name:spec}` everywhere (locales,
+lessons, questions), filled by `fill`; numbers without a spec are written by `fmt_number` (1,600; 2.4; 5.00e-05).
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -68,7 +76,7 @@ def normalise_language(value: object) -> str:
 def catalogue(lang: str) -> dict[str, str]:
     """The app's strings for one language: every `locales/<lang>/*.yaml` (one file per page or part, flat keys)."""
     strings: dict[str, str] = {}
-    for path in sorted((LOCALES / lang).glob("*.yaml")):
+    for path in sorted((LOCALES / lang).rglob("*.yaml")):
         part = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         clash = set(part) & set(strings)
         if clash:
@@ -77,10 +85,104 @@ def catalogue(lang: str) -> dict[str, str]:
     return strings
 
 
+PLACEHOLDER = re.compile(r"(?<![%{])\{([A-Za-z_][\w.]*)(?::([^{}]*))?\}(?!\})")
+"""`{name}` or `{name:spec}`; `%{x}` (a plotly hover template) and `{{...}}` are left alone."""
+
+
+def fmt_number(value: Any) -> str:
+    """Numbers as a learner reads them: 1,600; 2.4; 5.00e-05; other values as they print."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return fmt_int(value)
+    if isinstance(value, float):
+        if value == int(value) and abs(value) < 1e15:
+            return fmt_int(int(value))
+        return f"{value:.2e}" if abs(value) < 1e-3 else fmt_float(value, 3)
+    return str(value)
+
+
+def fill(template: str, values: Mapping[str, Any] | Callable[[str], Any], lang: str = DEFAULT_LANGUAGE) -> str:
+    """Put values into `{name}` / `{name:spec}` placeholders: the one resolver of locales, lessons and questions.
+
+    `values` is a mapping or a function of the name (lessons resolve `{course.max_steps}` that way). A value
+    that is a `Message` is said in `lang`; a number without a spec goes through `fmt_number`. A name that
+    does not resolve raises `KeyError` (with the name), so a typo in a template is found by the tests.
+    """
+    lookup = values if callable(values) else values.__getitem__
+
+    def one(match: re.Match[str]) -> str:
+        value = lookup(match.group(1))
+        spec = match.group(2)
+        if isinstance(value, (Message, Joined)):
+            return value.get(lang)
+        return format(value, spec) if spec else fmt_number(value)
+
+    return PLACEHOLDER.sub(one, template)
+
+
+def _entry(lang: str, key: str) -> str | dict[str, str]:
+    return catalogue(lang).get(key) or catalogue(DEFAULT_LANGUAGE).get(key) or key
+
+
 def t(lang: str, key: str, /, **values: object) -> str:
-    """The catalogue string `key` in `lang`, formatted with `values`; falls back to Chinese, then the key."""
-    text = catalogue(lang).get(key) or catalogue(DEFAULT_LANGUAGE).get(key) or key
-    return text.format(**values) if values else text
+    """The catalogue string `key` in `lang` with `values` filled in; falls back to Chinese, then the key.
+
+    An entry may be a mapping `{one: ..., other: ...}`: the `count` value picks the form (English plurals).
+    """
+    text = _entry(lang, key)
+    if isinstance(text, dict):
+        text = text["one"] if values.get("count") == 1 else text["other"]
+    return fill(text, values, lang) if values else text
+
+
+@dataclass(frozen=True)
+class Message:
+    """A sentence the engine means: a catalogue key and its values, said in either language by `get`."""
+
+    key: str
+    values: tuple[tuple[str, Any], ...] = ()
+
+    def get(self, lang: str) -> str:
+        text = t(lang, self.key, **dict(self.values))
+        return zh_typography(text) if lang == "zh" else text
+
+    @property
+    def zh(self) -> str:
+        return self.get("zh")
+
+    @property
+    def en(self) -> str:
+        return self.get("en")
+
+
+def msg(key: str, /, **values: Any) -> Message:
+    """`Message(key, values)`: what engine code writes instead of a sentence."""
+    return Message(key, tuple(values.items()))
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Several messages said one after another, joined by the catalogue's separator `separator`."""
+
+    parts: tuple[Message | Joined, ...]
+    separator: str = "list.separator"
+
+    def get(self, lang: str) -> str:
+        return t(lang, self.separator).join(part.get(lang) for part in self.parts)
+
+    @property
+    def zh(self) -> str:
+        return self.get("zh")
+
+    @property
+    def en(self) -> str:
+        return self.get("en")
+
+
+def joined(parts: Iterable[Message | Joined], separator: str = "list.separator") -> Joined:
+    """The messages `parts` as one, joined by the separator entry `separator` (`list.separator`: "；" / "; ")."""
+    return Joined(tuple(parts), separator)
 
 
 def fmt_int(value: int) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from steplab.errors import InputError
 from steplab.i18n import Text
 from steplab.lessons import lesson_numbers
 
@@ -28,15 +29,8 @@ ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford base32: no I, L, O, U
 READ_AS = {**{c: i for i, c in enumerate(ALPHABET)}, "O": 0, "I": 1, "L": 1}
 
 
-class ProgressError(ValueError):
-    """A progress code or file that cannot be restored, with the reason in Chinese and English."""
-
-    def __init__(self, text: Text):
-        super().__init__(text.en)
-        self.text = text
-
-    def message(self, lang: str) -> str:
-        return self.text.get(lang)
+class ProgressError(InputError):
+    """A progress code or file that cannot be restored, and why."""
 
 
 @dataclass(frozen=True)

@@ -100,7 +100,7 @@ def ensure_session() -> None:
 def url_value_problem(key: str, raw: str) -> str | None:
     """Why a URL value cannot be used (None when it can): the field table's kind and range."""
     problem = parse_setup({key: _url_value(key, raw)}).problems.get(key)
-    return None if problem is None else problem.en
+    return None if problem is None else problem.text.en
 
 
 def show_url_notices(lang: str) -> None:

@@ -53,7 +53,7 @@ def test_bad_values_name_the_field_in_both_languages(field, value, allowed):
         setup_from_mapping({field: value})
     assert error.value.field == field
     assert allowed in error.value.message("en")
-    assert field in error.value.message("zh") and error.value.zh != error.value.en
+    assert field in error.value.message("zh") and error.value.text.zh != error.value.text.en
 
 
 def test_strings_are_read_like_the_argument_parser():
@@ -82,7 +82,7 @@ def test_one_parse_reports_every_bad_field_and_keeps_the_rest():
     parsed = parse_setup({"num_samples": "1000", "gradient_accumulation_steps": 0, "trainer": "hf-9",
                           "num_train_epochs": 2, "evaluation_strategy": "steps", "colour": "red"})
     assert set(parsed.problems) == {"gradient_accumulation_steps", "trainer"}
-    assert "allowed" in parsed.problems["gradient_accumulation_steps"].en
+    assert "allowed" in parsed.problems["gradient_accumulation_steps"].text.en
     assert (parsed.setup.num_samples, parsed.setup.num_train_epochs, parsed.setup.eval_strategy) == (1000, 2.0, "steps")
     assert parsed.setup.gradient_accumulation_steps == 1 and parsed.setup.trainer == "hf-5"  # the defaults
     assert parsed.unknown == ["colour"]

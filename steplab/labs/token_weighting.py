@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from steplab.errors import InputError
 from steplab.i18n import Text
 from steplab.labs.torchkit import seeded
 
@@ -27,12 +28,8 @@ MAX_SEQUENCES, MAX_LENGTH = 32, 256
 EXAMPLES = {"unequal": "3, 40, 9, 16, 60, 5, 25, 2", "equal": "20, 20, 20, 20, 20, 20, 20, 20"}
 
 
-class LabInputError(ValueError):
-    """Lengths the lab cannot use, with the reason in both languages."""
-
-    def __init__(self, text: Text) -> None:
-        super().__init__(text.en)
-        self.text = text
+class LabInputError(InputError):
+    """Lengths the lab cannot use, and why."""
 
 
 def parse_lengths(text: str, batch_size: int) -> list[int]:
