@@ -1,0 +1,111 @@
+"""`dataset_info.json`: how LLaMA-Factory finds each dataset a YAML names, and how it reads its columns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from steplab.dataset.errors import DatasetError
+
+INFO_FILE = "dataset_info.json"
+FILE_TYPES = {"arrow": "arrow", "csv": "csv", "json": "json", "jsonl": "json", "parquet": "parquet", "txt": "text"}
+"""File endings LLaMA-Factory reads (its `FILEEXT2TYPE`), and the reader each one uses."""
+
+COLUMN_DEFAULTS: dict[str, str | None] = {
+    "prompt": "instruction", "query": "input", "response": "output", "history": None,
+    "messages": "conversations", "system": None, "tools": None, "images": None, "videos": None,
+    "audios": None, "chosen": None, "rejected": None, "kto_tag": None,
+}
+TAG_DEFAULTS = {
+    "role_tag": "from", "content_tag": "value", "user_tag": "human", "assistant_tag": "gpt",
+    "observation_tag": "observation", "function_tag": "function_call", "system_tag": "system",
+}
+REMOTE_KEYS = ("hf_hub_url", "ms_hub_url", "om_hub_url", "script_url", "cloud_file_name")
+
+
+@dataclass(frozen=True)
+class DatasetAttr:
+    """One `dataset_info.json` entry: the file, its formatting and column names, as LLaMA-Factory reads them."""
+
+    name: str
+    file_name: str | None
+    formatting: str = "alpaca"
+    ranking: bool = False
+    num_samples: int | None = None
+    columns: dict[str, str | None] = field(default_factory=lambda: dict(COLUMN_DEFAULTS))
+    tags: dict[str, str] = field(default_factory=lambda: dict(TAG_DEFAULTS))
+    remote: str | None = None  # a hub / script / cloud source StepLab cannot open
+
+    def column(self, role: str) -> str | None:
+        return self.columns.get(role)
+
+
+def _attr(name: str, entry: Any) -> DatasetAttr:
+    if not isinstance(entry, dict):
+        raise DatasetError("dataset.bad_entry", dataset=name, path=INFO_FILE)
+    remote = next((entry[key] for key in REMOTE_KEYS if key in entry), None)
+    columns = dict(COLUMN_DEFAULTS)
+    given = entry.get("columns") or {}
+    if not isinstance(given, dict):
+        raise DatasetError("dataset.bad_entry", dataset=name, path=INFO_FILE)
+    columns.update({role: given.get(role) for role in COLUMN_DEFAULTS if "columns" in entry})
+    tags = dict(TAG_DEFAULTS)
+    if isinstance(entry.get("tags"), dict):
+        tags.update({tag: entry["tags"].get(tag) for tag in TAG_DEFAULTS})
+    formatting = entry.get("formatting", "alpaca")
+    if formatting not in ("alpaca", "sharegpt"):
+        raise DatasetError("dataset.formatting", dataset=name, formatting=str(formatting))
+    num_samples = entry.get("num_samples")
+    if num_samples is not None and (isinstance(num_samples, bool) or not isinstance(num_samples, int)
+                                    or num_samples < 0):
+        raise DatasetError("dataset.bad_entry", dataset=name, path=INFO_FILE)
+    file_name = entry.get("file_name")
+    if remote is None and not isinstance(file_name, str):
+        raise DatasetError("dataset.bad_entry", dataset=name, path=INFO_FILE)
+    return DatasetAttr(name, file_name if remote is None else None, formatting, bool(entry.get("ranking", False)),
+                       num_samples, columns, tags, str(remote) if remote is not None else None)
+
+
+def read_info(text: str | bytes, names: list[str], source: str = INFO_FILE) -> list[DatasetAttr]:
+    """The entries for `names` from the text of a `dataset_info.json`; a name it lacks is an error."""
+    try:
+        info = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        raise DatasetError("dataset.info_unreadable", path=source) from None
+    if not isinstance(info, dict):
+        raise DatasetError("dataset.info_unreadable", path=source)
+    missing = [name for name in names if name not in info]
+    if missing:
+        raise DatasetError("dataset.undefined", dataset=", ".join(missing), path=source)
+    return [_attr(name, info[name]) for name in names]
+
+
+def dataset_names(value: Any) -> list[str]:
+    """The YAML's `dataset` (a comma-separated string or a list) as names, the way LLaMA-Factory splits it."""
+    if value is None:
+        return []
+    items = value if isinstance(value, list) else str(value).split(",")
+    return [str(item).strip() for item in items if str(item).strip()]
+
+
+def dataset_paths(attr: DatasetAttr, dataset_dir: Path) -> list[Path]:
+    """The files of one dataset: its `file_name` under `dataset_dir`, or every file of that folder."""
+    if attr.remote is not None:
+        raise DatasetError("dataset.remote", dataset=attr.name, source=attr.remote)
+    path = dataset_dir / str(attr.file_name)
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file())
+    elif path.is_file():
+        files = [path]
+    else:
+        raise DatasetError("dataset.missing_file", dataset=attr.name, path=str(path))
+    kinds = {FILE_TYPES.get(p.suffix[1:]) for p in files}
+    if not files or None in kinds:
+        raise DatasetError("dataset.file_type", dataset=attr.name, path=str(path),
+                           allowed=", ".join(FILE_TYPES))
+    if len(kinds) > 1:
+        raise DatasetError("dataset.mixed_types", dataset=attr.name, path=str(path))
+    return files

@@ -1,0 +1,66 @@
+"""The dataset stage for a YAML on disk: find `dataset_info.json`, read the files and the tokenizer, run the funnel."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from steplab.dataset.catalog import INFO_FILE, DatasetAttr, dataset_paths, read_info
+from steplab.dataset.errors import DatasetError
+from steplab.dataset.files import MAX_FILE_BYTES, read_dataset
+from steplab.dataset.funnel import Funnel, dataset_funnel
+from steplab.dataset.settings import DataSettings, data_settings
+from steplab.dataset.tokens import Tokenizer, templates
+from steplab.i18n import msg
+
+
+def _check_stage(settings: DataSettings, attrs: list[DatasetAttr]) -> None:
+    """LLaMA-Factory refuses a ranking dataset outside rm/dpo and a plain one inside them."""
+    pairwise = settings.processor == "pairwise"
+    for attr in attrs:
+        if attr.ranking != pairwise:
+            raise DatasetError("dataset.ranking_mismatch", dataset=attr.name, stage=settings.stage,
+                               stage_kind=msg("dataset.kind.ranking" if attr.ranking else "dataset.kind.plain"))
+
+
+def tokenizer_for(settings: DataSettings, base: Path) -> Tokenizer | None:
+    """The model folder's tokenizer under the YAML's template, when the processor needs token lengths."""
+    if not settings.needs_tokens:
+        return None
+    name = settings.template or "empty"
+    template = templates().get(name)
+    if template is None:
+        raise DatasetError("dataset.template_unknown", template=name, known=", ".join(templates()))
+    if not settings.model_name_or_path:
+        raise DatasetError("dataset.no_tokenizer", path="model_name_or_path")
+    return Tokenizer(base / settings.model_name_or_path, template)
+
+
+def funnel_from_files(values: Mapping[str, Any], base: Path, max_bytes: int = MAX_FILE_BYTES) -> Funnel:
+    """Run the dataset stage on the files a YAML names, paths relative to `base` (where `llamafactory-cli` runs)."""
+    settings = data_settings(values)
+    if settings.tokenized_path:
+        raise DatasetError("dataset.tokenized_unmodelled", path=settings.tokenized_path)
+    names = list(dict.fromkeys(settings.datasets + settings.eval_datasets))
+    if not names:
+        raise DatasetError("dataset.none_named")
+    dataset_dir = base / settings.dataset_dir
+    info_path = dataset_dir / INFO_FILE
+    try:
+        info = info_path.read_bytes()
+    except OSError:
+        raise DatasetError("dataset.no_info", path=str(info_path)) from None
+    attrs = read_info(info, names, str(info_path))
+    _check_stage(settings, attrs)
+    tables = {attr.name: read_dataset(dataset_paths(attr, dataset_dir), attr.name, max_bytes) for attr in attrs}
+    return dataset_funnel(settings, tables, {attr.name: attr for attr in attrs}, tokenizer_for(settings, base))
+
+
+def funnel_from_rows(values: Mapping[str, Any], rows: Mapping[str, int]) -> Funnel:
+    """Run the row rules on row counts alone (`--dataset-rows NAME=ROWS`): rows are assumed valid."""
+    settings = data_settings(values)
+    missing = [name for name in settings.datasets + settings.eval_datasets if name not in rows]
+    if missing:
+        raise DatasetError("dataset.rows_missing", dataset=", ".join(missing))
+    return dataset_funnel(settings, dict(rows))

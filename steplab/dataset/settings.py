@@ -1,0 +1,94 @@
+"""The LLaMA-Factory settings the dataset stage reads from a YAML (`DataArguments` and a few others), checked once."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from steplab.dataset.catalog import dataset_names
+from steplab.errors import SetupError
+from steplab.fields import Field
+
+STAGES = {"sft": "supervised", "pt": "pretrain", "rm": "pairwise", "dpo": "pairwise"}
+"""Training stages the dataset stage models, and the LLaMA-Factory processor each one runs."""
+UNMODELLED_STAGES = ("ppo", "kto")
+
+DATA_FIELDS: dict[str, Field] = {field.name: field for field in (
+    Field("cutoff_len", "int", 2048, 1, 10**9),
+    Field("max_samples", "int", None, 1, 10**12, optional=True),
+    Field("val_size", "float", 0.0, 0, 10**12),
+    Field("packing", "bool", None, optional=True),
+    Field("neat_packing", "bool", False),
+    Field("preprocessing_batch_size", "int", 1000, 1, 10**9),
+    Field("preprocessing_num_workers", "int", None, 1, 1024, optional=True),
+    Field("streaming", "bool", False),
+    Field("seed", "int", 42, 0, 2**32 - 1),
+)}
+"""LLaMA-Factory's own data fields: kind, range and default (`hparams/data_args.py`, 0.9.5)."""
+TEXT_FIELDS = ("stage", "dataset", "eval_dataset", "dataset_dir", "template", "model_name_or_path",
+               "mix_strategy", "tokenized_path")
+
+
+@dataclass(frozen=True)
+class DataSettings:
+    """What decides the training example count, as LLaMA-Factory reads it from the YAML."""
+
+    stage: str = "sft"
+    datasets: tuple[str, ...] = ()
+    eval_datasets: tuple[str, ...] = ()
+    dataset_dir: str = "data"
+    template: str | None = None
+    model_name_or_path: str | None = None
+    cutoff_len: int = 2048
+    max_samples: int | None = None
+    val_size: float = 0.0
+    packing: bool | None = None
+    neat_packing: bool = False
+    preprocessing_batch_size: int = 1000
+    preprocessing_num_workers: int | None = None
+    mix_strategy: str = "concat"
+    streaming: bool = False
+    tokenized_path: str | None = None
+    seed: int = 42
+
+    @property
+    def processor(self) -> str:
+        """The processor LLaMA-Factory runs: "supervised", "packed", "pretrain" or "pairwise"."""
+        kind = STAGES[self.stage]
+        return "packed" if kind == "supervised" and self.packs else kind
+
+    @property
+    def packs(self) -> bool:
+        """Packing as LLaMA-Factory ends up with it: `neat_packing` turns it on; `stage: pt` defaults it on."""
+        return bool(self.neat_packing or self.packing or (self.packing is None and self.stage == "pt"))
+
+    @property
+    def sequence_cap(self) -> int:
+        """The token cap rows are cut to: `cutoff_len`, one less when the YAML turns packing on itself."""
+        return self.cutoff_len - 1 if (self.packing or self.neat_packing) else self.cutoff_len
+
+    @property
+    def needs_tokens(self) -> bool:
+        return self.processor in ("packed", "pretrain")
+
+
+def data_settings(values: Mapping[str, Any]) -> DataSettings:
+    """The dataset settings of a YAML mapping; a bad value raises `SetupError` naming the field."""
+    from steplab.setup import _check as check_field  # TODO: public name once setup.py settles
+
+    checked: dict[str, Any] = {}
+    for name, field in DATA_FIELDS.items():
+        if name in values and values[name] is not None:
+            checked[name] = check_field(field, values[name])
+    stage = str(values.get("stage") or "sft").strip().lower()
+    if stage not in STAGES:
+        raise SetupError("dataset.stage_unmodelled", field="stage", stage=stage, modelled=", ".join(STAGES))
+    text = {name: str(values[name]).strip() for name in TEXT_FIELDS if values.get(name) not in (None, "")}
+    return DataSettings(
+        stage=stage, datasets=tuple(dataset_names(values.get("dataset"))),
+        eval_datasets=tuple(dataset_names(values.get("eval_dataset"))),
+        dataset_dir=text.get("dataset_dir", "data"), template=text.get("template"),
+        model_name_or_path=text.get("model_name_or_path"), mix_strategy=text.get("mix_strategy", "concat"),
+        tokenized_path=text.get("tokenized_path"), **checked,
+    )
