@@ -98,3 +98,19 @@ def kept(example: Example, kind: str) -> bool:
     needed = 1 if kind == "supervised" else 2
     ok_response = len(example.response) == needed if kind == "supervised" else len(example.response) >= needed
     return len(example.prompt) % 2 == 1 and ok_response
+
+
+def usable(row: Any, attr: DatasetAttr, kind: str) -> bool:
+    """`kept(convert(row, attr), kind)` without building the example (the fast path for alpaca rows)."""
+    if attr.formatting != "alpaca" or not isinstance(row, dict):
+        return kept(convert(row, attr), kind)
+    history = row.get(attr.column("history")) if attr.column("history") else None
+    if isinstance(history, list) and not all(isinstance(t, (list, tuple)) and len(t) == 2 for t in history):
+        return False
+    if kind == "pretrain":
+        return True
+    if kind == "pairwise":
+        return (attr.ranking and isinstance(row.get(attr.column("chosen") or ""), str)
+                and isinstance(row.get(attr.column("rejected") or ""), str))
+    response = attr.column("response")
+    return bool(response) and isinstance(row.get(response), str)

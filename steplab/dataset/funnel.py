@@ -16,7 +16,7 @@ from typing import Any
 
 from steplab.dataset.catalog import DatasetAttr
 from steplab.dataset.errors import DatasetError
-from steplab.dataset.examples import Example, convert, kept
+from steplab.dataset.examples import Example, convert, usable
 from steplab.dataset.settings import DataSettings
 from steplab.dataset.split import held_out, split_order
 from steplab.dataset.tokens import Tokenizer, greedy_packs, pretrain_tokens, supervised_length
@@ -99,8 +99,7 @@ def _process(side: str, table: Table, attrs: Sequence[DatasetAttr | None], setti
         if settings.needs_tokens:
             raise DatasetError("dataset.needs_tokens", processor=settings.processor)
         return rows
-    examples = [convert(row, attr) for row, attr in zip(table, attrs, strict=True)] if attrs else []
-    valid = [kept(example, kind) for example in examples]
+    valid = [usable(row, attr, kind) for row, attr in zip(table, attrs, strict=True)]
     dropped = valid.count(False)
     if dropped:
         stages.append(Stage("invalid", rows, rows - dropped,
@@ -114,7 +113,7 @@ def _process(side: str, table: Table, attrs: Sequence[DatasetAttr | None], setti
     out = 0
     too_long = 0
     for batch in _batches(rows, settings.preprocessing_batch_size, settings.preprocessing_num_workers):
-        chosen: list[Example] = [examples[i] for i in batch if valid[i]]
+        chosen: list[Example] = [convert(table[i], attrs[i]) for i in batch if valid[i]]
         if settings.processor == "pretrain":
             out += sum(pretrain_tokens(tokenizer, example) for example in chosen) // cap
             continue
