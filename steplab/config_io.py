@@ -17,8 +17,9 @@ The text is untrusted (users paste it), so it is read defensively:
   tags are refused, nothing is imported or executed);
 * the top level must be a mapping.
 
-Every failure is a `ConfigError` carrying a code, a Chinese and English message and, when known, the
-1-based line.
+Every failure is a `ConfigError` carrying a catalogue code (`config_io.*`, in
+`locales/<lang>/engine/config_io.yaml`), its values and, when known, the 1-based line. Notes and the
+worked sample count are `Message`s too: this module writes no prose.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import yaml
 
 from steplab.errors import InputError
 from steplab.fields import STEPLAB_ONLY, TRAINING_ARGUMENT_FIELDS
-from steplab.i18n import Text, fmt_int, t
+from steplab.i18n import Message, fmt_int, msg, t
 from steplab.profiles import PROFILES
 from steplab.setup import DEFAULTS, setup_from_mapping
 
@@ -47,6 +48,8 @@ MAX_NODES = 50_000
 # document itself is built with `yaml.safe_load`.
 _SCAN_LOADER = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
 
+# The LLaMA-Factory commit the reference was read at (named in the note on built-in dataset sizes).
+_LLAMAFACTORY_COMMIT = "ff6d4d12e"
 # Row counts of LLaMA-Factory's bundled demo datasets, only those stated in the reference
 # (trainer-math.md §3.6, LLaMA-Factory @ ff6d4d12e). Used when the caller gives no count for them.
 KNOWN_DATASET_ROWS: dict[str, int] = {
@@ -120,8 +123,8 @@ class ConfigImport:
     used: list[str]
     ignored: list[str]
     needs_num_samples: bool
-    notes: list[Text] = field(default_factory=list)
-    sample_lines: list[Text] = field(default_factory=list)
+    notes: list[Message] = field(default_factory=list)
+    sample_lines: list[Message] = field(default_factory=list)
     flavour: str = "hf"
     sample_source: str = "missing"
 
@@ -154,44 +157,34 @@ def _encoding(raw: bytes) -> str:
     return "utf-8-sig"
 
 
+def _too_large(what: str, size: int, *, hint: bool) -> ConfigError:
+    """`config_io.too_large`: `what` (`file_bytes`, `text_characters`, `text_bytes`) is `size`, over `MAX_BYTES`."""
+    return ConfigError("config_io.too_large", what=msg(f"config_io.too_large.{what}", size=size), limit=MAX_BYTES,
+                       kib=MAX_BYTES // 1024, hint=msg("config_io.too_large.hint") if hint else "")
+
+
 def _decode(text: str | bytes) -> str:
     if isinstance(text, bytes | bytearray | memoryview):
         raw = bytes(text)
         if len(raw) > MAX_BYTES:
-            raise ConfigError("too_large", Text(
-                f"文件有 {fmt_int(len(raw))} 字节,超过上限 {fmt_int(MAX_BYTES)} 字节(256 KiB),未解析。训练配置通常只有几 KB。",
-                f"The file is {fmt_int(len(raw))} bytes, over the {fmt_int(MAX_BYTES)}-byte (256 KiB) limit; "
-                "it was not parsed. Training configs are a few kilobytes.",
-            ))
+            raise _too_large("file_bytes", len(raw), hint=True)
         encoding = _encoding(raw)
         try:
             text = raw.decode(encoding)
         except UnicodeDecodeError as error:
-            raise ConfigError("not_utf8", Text(
-                f"这不是 UTF-8 或 UTF-16 文本(偏移 {fmt_int(error.start)} 处的字节无法解码),可能是二进制文件。请粘贴 YAML 文本。",
-                f"This is not UTF-8 or UTF-16 text (the byte at offset {fmt_int(error.start)} cannot be decoded); "
-                "it may be a binary file. Paste the YAML text instead.",
-            )) from None
+            raise ConfigError("config_io.not_utf8", problem=msg(
+                "config_io.not_utf8.bytes", utf8="UTF-8", utf16="UTF-16", offset=error.start)) from None
         return text[1:] if text.startswith("\ufeff") else text
     if not isinstance(text, str):
-        raise ConfigError("not_text", Text("配置必须是文本。", "The config must be text."))
+        raise ConfigError("config_io.not_text")
     if len(text) > MAX_BYTES:
-        raise ConfigError("too_large", Text(
-            f"文本有 {fmt_int(len(text))} 个字符,超过上限 {fmt_int(MAX_BYTES)} 字节(256 KiB),未解析。训练配置通常只有几 KB。",
-            f"The text has {fmt_int(len(text))} characters, over the {fmt_int(MAX_BYTES)}-byte (256 KiB) "
-            "limit; it was not parsed. Training configs are a few kilobytes.",
-        ))
+        raise _too_large("text_characters", len(text), hint=True)
     try:
         size = len(text.encode("utf-8"))
     except UnicodeEncodeError:
-        raise ConfigError("not_utf8", Text(
-            "文本包含无法编码为 UTF-8 的字符。", "The text contains characters that cannot be encoded as UTF-8."
-        )) from None
+        raise ConfigError("config_io.not_utf8", problem=msg("config_io.not_utf8.characters", utf8="UTF-8")) from None
     if size > MAX_BYTES:
-        raise ConfigError("too_large", Text(
-            f"文本有 {fmt_int(size)} 字节,超过上限 {fmt_int(MAX_BYTES)} 字节(256 KiB),未解析。",
-            f"The text is {fmt_int(size)} bytes, over the {fmt_int(MAX_BYTES)}-byte (256 KiB) limit; it was not parsed.",
-        ))
+        raise _too_large("text_bytes", size, hint=False)
     return text[1:] if text.startswith("\ufeff") else text
 
 
@@ -201,18 +194,11 @@ def _syntax_error(error: yaml.YAMLError, text: str) -> ConfigError:
     context = getattr(error, "context", None)
     if context and not isinstance(error, yaml.constructor.ConstructorError):
         problem = f"{context}; {problem}"
-    if isinstance(error, yaml.constructor.ConstructorError) and "tag" in str(problem):
-        return ConfigError("unsafe_tag", Text(
-            f"第 {line} 行使用了不允许的 YAML 标签(例如 !!python/...)。只接受普通数据:数字、文本、列表和映射;未执行任何内容。",
-            f"Line {line} uses a YAML tag that is not allowed (such as !!python/...). Only plain data is "
-            "accepted: numbers, text, lists and mappings; nothing was executed.",
-        ), line)
-    where_en = f"line {line}, column {column}" if line is not None else "an unknown position"
-    where_zh = f"第 {line} 行第 {column} 列" if line is not None else "未知位置"
-    return ConfigError("syntax", Text(
-        f"YAML 语法错误({where_zh}):{problem}",
-        f"YAML syntax error at {where_en}: {problem}",
-    ), line)
+    if isinstance(error, yaml.constructor.ConstructorError) and "tag" in str(problem) and line is not None:
+        return ConfigError("config_io.unsafe_tag", line=line, problem=msg("config_io.unsafe_tag.any", line=line))
+    where = (msg("config_io.syntax.position", line=line, column=column) if line is not None
+             else msg("config_io.syntax.unknown_position"))
+    return ConfigError("config_io.syntax", line=line, where=where, detail=problem)
 
 
 def _scan(text: str) -> dict[str, int]:
@@ -259,28 +245,18 @@ def _walk(text: str, loader: type) -> dict[str, int]:
             root_size += size
             total = root_size
         if total > MAX_NODES:
-            raise ConfigError("too_many_nodes", Text(
-                f"文档展开后超过 {fmt_int(MAX_NODES)} 个节点(在第 {line} 行附近,通常是别名炸弹 *alias)。训练配置不会这么大。",
-                f"The document expands to more than {fmt_int(MAX_NODES)} nodes (near line {line}; usually an "
-                "alias bomb built from *aliases). A training config is never that large.",
-            ), line)
+            raise ConfigError("config_io.too_many_nodes", line=line, limit=MAX_NODES)
 
     for event in yaml.parse(text, Loader=loader):
         line = event.start_mark.line + 1 if event.start_mark is not None else None
         tag = getattr(event, "tag", None)
         if isinstance(tag, str) and tag.startswith(("tag:yaml.org,2002:python/", "!!python/")):
             tag = tag.replace("tag:yaml.org,2002:", "!!")
-            raise ConfigError("unsafe_tag", Text(
-                f"第 {line} 行使用了不允许的 YAML 标签 {tag}。只接受普通数据;未执行任何内容。",
-                f"Line {line} uses the YAML tag {tag}, which is not allowed. Only plain data is accepted; "
-                "nothing was executed.",
-            ), line)
+            raise ConfigError("config_io.unsafe_tag", line=line,
+                              problem=msg("config_io.unsafe_tag.named", line=line, tag=tag))
         if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
             if len(stack) >= MAX_DEPTH:
-                raise ConfigError("too_deep", Text(
-                    f"第 {line} 行嵌套超过 {MAX_DEPTH} 层。训练配置只有几层。",
-                    f"Nesting deeper than {MAX_DEPTH} levels at line {line}. A training config has only a few levels.",
-                ), line)
+                raise ConfigError("config_io.too_deep", line=line, limit=MAX_DEPTH)
             if event.anchor is not None:
                 open_anchors.add(event.anchor)
             stack.append([event.anchor, 1, 0, isinstance(event, yaml.MappingStartEvent)])
@@ -299,17 +275,9 @@ def _walk(text: str, loader: type) -> dict[str, int]:
         elif isinstance(event, yaml.AliasEvent):
             aliases += 1
             if aliases > MAX_ALIASES:
-                raise ConfigError("too_many_aliases", Text(
-                    f"文档使用了超过 {MAX_ALIASES} 个别名(*alias,第 {line} 行)。训练配置用不到这么多。",
-                    f"The document uses more than {MAX_ALIASES} aliases (*alias, line {line}). A training "
-                    "config does not need that many.",
-                ), line)
+                raise ConfigError("config_io.too_many_aliases", line=line, limit=MAX_ALIASES)
             if event.anchor in open_anchors:
-                raise ConfigError("recursive_alias", Text(
-                    f"第 {line} 行的别名 *{event.anchor} 指向包含它自己的节点(自引用),不支持。",
-                    f"The alias *{event.anchor} at line {line} points into the node that contains it "
-                    "(a self-reference); that is not supported.",
-                ), line)
+                raise ConfigError("config_io.recursive_alias", line=line, anchor=event.anchor)
             add(done_anchors.get(event.anchor, 1), line)
     return key_lines
 
@@ -324,20 +292,13 @@ def _load(text: str) -> tuple[dict[Any, Any], dict[str, int]]:
         # e.g. an integer with more digits than Python converts
         detail = f"{type(error).__name__}: {error}"
         detail = detail if len(detail) <= 120 else detail[:117] + "..."
-        raise ConfigError("bad_value", Text(
-            f"YAML 中有无法读取的值({detail})。",
-            f"The YAML contains a value that cannot be read ({detail}).",
-        )) from None
+        raise ConfigError("config_io.bad_value", problem=msg("config_io.bad_value.unreadable", detail=detail)) from None
     if document is None:
-        raise ConfigError("empty", Text("配置是空的:没有任何键。", "The config is empty: it has no keys."))
+        raise ConfigError("config_io.empty")
     if not isinstance(document, dict):
-        kind = type(document).__name__
-        names = {"list": ("列表", "a list"), "str": ("一段文本", "a text value")}
-        zh, en = names.get(kind, (kind, f"a {kind}"))
-        raise ConfigError("not_mapping", Text(
-            f"配置的顶层必须是“键: 值”映射,而这里是{zh}。",
-            f"The top level of the config must be a mapping of `key: value` lines; this is {en}.",
-        ), 1)
+        name = type(document).__name__
+        kind = msg(f"config_io.kind.{name}") if name in ("list", "str") else msg("config_io.kind.other", name=name)
+        raise ConfigError("config_io.not_mapping", line=1, kind=kind)
     return document, key_lines
 
 
@@ -392,29 +353,31 @@ def packed_samples_estimate(
     return int(total)
 
 
-def _bad(key: str, value: Any, en: str, zh: str, line: int | None) -> ConfigError:
+def _bad(key: str, value: Any, expected: Message, line: int | None) -> ConfigError:
+    """`config_io.bad_value` for YAML key `key`: the value it got (shortened) and what was `expected`."""
     shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-    return ConfigError("bad_value", Text(f"{key}: 收到 {shown};{zh}", f"{key}: got {shown}; {en}"), line)
+    return ConfigError("config_io.bad_value", line=line,
+                       problem=msg("config_io.bad_value.key", key=key, shown=shown, expected=expected))
 
 
 def _number(key: str, value: Any, line: int | None) -> int | float:
     """A YAML number; numeric text is read as a float like the command line would."""
     if isinstance(value, bool) or value is None:
-        raise _bad(key, value, "expected a number.", "需要一个数字。", line)
+        raise _bad(key, value, msg("config_io.expected.number"), line)
     if isinstance(value, str):
         try:
             value = float(value.strip())
         except ValueError:
-            raise _bad(key, value, "expected a number.", "需要一个数字。", line) from None
+            raise _bad(key, value, msg("config_io.expected.number"), line) from None
     if not isinstance(value, int | float) or not math.isfinite(value):
-        raise _bad(key, value, "expected a number.", "需要一个数字。", line)
+        raise _bad(key, value, msg("config_io.expected.number"), line)
     return value
 
 
 def _whole(key: str, value: Any, low: int, line: int | None) -> int:
     number = _number(key, value, line)
     if number != int(number) or number < low:
-        raise _bad(key, value, f"expected a whole number of at least {low}.", f"需要不小于 {low} 的整数。", line)
+        raise _bad(key, value, msg("config_io.expected.whole", low=low), line)
     return int(number)
 
 
@@ -423,7 +386,7 @@ def _flag(key: str, value: Any, line: int | None) -> bool | None:
         return value
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
-    raise _bad(key, value, "expected true or false.", "需要 true 或 false。", line)
+    raise _bad(key, value, msg("config_io.expected.flag"), line)
 
 
 def _names(value: Any, line: int | None) -> list[str]:
@@ -432,59 +395,38 @@ def _names(value: Any, line: int | None) -> list[str]:
         return [name.strip() for name in value.split(",") if name.strip()]
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return [name.strip() for name in value if name.strip()]
-    raise _bad("dataset", value, "expected dataset names separated by commas.", "需要以逗号分隔的数据集名称。", line)
+    raise _bad("dataset", value, msg("config_io.expected.dataset_names"), line)
 
 
 @dataclass
 class _Count:
     n: int | None = None
-    lines: list[Text] = field(default_factory=list)
-    notes: list[Text] = field(default_factory=list)
+    lines: list[Message] = field(default_factory=list)
+    notes: list[Message] = field(default_factory=list)
     used: set[str] = field(default_factory=set)
 
 
-def _val_split(n: int, val_size: int | float, line: int | None) -> tuple[int, Text]:
+def _val_split(n: int, val_size: int | float, line: int | None) -> tuple[int, Message]:
     """`split_dataset` + `datasets.train_test_split`: (training rows, worked line)."""
+    shown = str(val_size)  # the number as Python writes it (no thousands separators), as before
     if val_size > 1:
         n_val = int(val_size)
         if n_val >= n:
-            raise ConfigError("val_size_too_large", Text(
-                f"val_size {val_size} 作为绝对数量({n_val} 行)不小于总行数 {fmt_int(n)};datasets 会报 ValueError。",
-                f"val_size {val_size} as an absolute count ({n_val} rows) is not smaller than the {fmt_int(n)} rows; "
-                f"datasets raises ValueError: test_size={n_val} should be either positive and smaller than the "
-                f"number of samples {n} or a float in the (0, 1) range",
-            ), line)
-        return n - n_val, Text(
-            f"val_size {val_size}(大于 1,按绝对数量)→ {fmt_int(n_val)} 行用于验证 → {fmt_int(n)} − {fmt_int(n_val)} = "
-            f"{fmt_int(n - n_val)} 行用于训练",
-            f"val_size {val_size} (> 1, an absolute count) → {fmt_int(n_val)} rows for validation → "
-            f"{fmt_int(n)} − {fmt_int(n_val)} = {fmt_int(n - n_val)} for training",
-        )
+            raise ConfigError("config_io.val_size_too_large", line=line, problem=msg(
+                "config_io.val_size_too_large.count", val_size=shown, n_val=n_val, rows=n, interval="(0, 1)"))
+        return n - n_val, msg("config_io.count.val_absolute", val_size=shown, limit=1, n_val=n_val, rows=n,
+                              train=n - n_val)
     if isinstance(val_size, int):  # exactly 1: not > 1, so it reaches train_test_split as the int 1
         if n <= 1:
-            raise ConfigError("val_size_too_large", Text(
-                f"val_size 1 需要至少 2 行数据,这里只有 {n} 行。",
-                f"val_size 1 needs at least 2 rows; there are {n}.",
-            ), line)
-        return n - 1, Text(
-            f"val_size 1(整数,不大于 1,原样交给 train_test_split,整数按绝对数量)→ 1 行用于验证 → {fmt_int(n - 1)} 行用于训练",
-            f"val_size 1 (an integer; not > 1, so it reaches train_test_split unchanged, where an integer is an "
-            f"absolute count) → 1 row for validation → {fmt_int(n - 1)} for training",
-        )
+            raise ConfigError("config_io.val_size_too_large", line=line, problem=msg(
+                "config_io.val_size_too_large.one", val_size=shown, need=2, rows=n))
+        return n - 1, msg("config_io.count.val_one", whole=1, limit=1, train=n - 1)
     n_val = math.ceil(val_size * n)
     n_train = n - n_val
     if n_train <= 0 or n_val <= 0:
-        raise ConfigError("val_size_empty_train", Text(
-            f"val_size {val_size} 用在 {fmt_int(n)} 行上会让训练集为空;datasets 会报 ValueError。",
-            f"val_size {val_size} on {fmt_int(n)} rows leaves no training rows; datasets raises ValueError "
-            f"(With n_samples={n}, test_size={val_size} and train_size=None, the resulting train set will be empty).",
-        ), line)
-    return n_train, Text(
-        f"val_size {val_size} → ⌈{val_size} × {fmt_int(n)}⌉ = {fmt_int(n_val)} 行用于验证 → "
-        f"{fmt_int(n)} − {fmt_int(n_val)} = {fmt_int(n_train)} 行用于训练",
-        f"val_size {val_size} → ⌈{val_size} × {fmt_int(n)}⌉ = {fmt_int(n_val)} rows for validation → "
-        f"{fmt_int(n)} − {fmt_int(n_val)} = {fmt_int(n_train)} for training",
-    )
+        raise ConfigError("config_io.val_size_empty_train", line=line, problem=msg(
+            "config_io.val_size_empty_train.fraction", val_size=shown, rows=n))
+    return n_train, msg("config_io.count.val_fraction", val_size=shown, rows=n, n_val=n_val, train=n_train)
 
 
 def _count_samples(
@@ -511,47 +453,22 @@ def _count_samples(
         val_size = _number("val_size", doc["val_size"], line("val_size"))
     splitting = val_size > 1e-6
     if splitting and doc.get("eval_dataset") is not None:
-        raise ConfigError("val_size_with_eval_dataset", Text(
-            "不能同时设置 val_size 和 eval_dataset(LLaMA-Factory:Cannot specify `val_size` if `eval_dataset` is not None.)",
-            "val_size and eval_dataset cannot both be set (LLaMA-Factory: Cannot specify `val_size` if "
-            "`eval_dataset` is not None.)",
-        ), line("val_size"))
+        raise ConfigError("config_io.val_size_with_eval_dataset", line=line("val_size"))
     if isinstance(val_size, float) and val_size == 1.0:
-        raise ConfigError("val_size_one", Text(
-            "val_size 1.0 是浮点数,LLaMA-Factory 把它当作比例交给 datasets 的 train_test_split,而比例必须在 (0, 1) 之间:"
-            "ValueError(... or a float in the (0, 1) range)。要留出固定行数请写大于 1 的整数,例如 100。",
-            "val_size 1.0 is a float, so LLaMA-Factory passes it to datasets' train_test_split as a fraction, "
-            "which must lie in (0, 1): ValueError (... or a float in the (0, 1) range). For a fixed number of "
-            "validation rows write an integer above 1, such as 100.",
-        ), line("val_size"))
+        raise ConfigError("config_io.val_size_one", line=line("val_size"), value="1.0", interval="(0, 1)", limit=1,
+                          example=100)
 
     streaming = _flag("streaming", doc.get("streaming"), line("streaming"))
     if streaming:
         if doc.get("max_samples") is not None:
-            raise ConfigError("streaming_max_samples", Text(
-                "streaming 模式不能和 max_samples 一起用(LLaMA-Factory:`max_samples` is incompatible with `streaming`.)",
-                "streaming cannot be combined with max_samples (LLaMA-Factory: `max_samples` is incompatible "
-                "with `streaming`.)",
-            ), line("max_samples"))
+            raise ConfigError("config_io.streaming_max_samples", line=line("max_samples"))
         if splitting and val_size < 1:
-            raise ConfigError("streaming_val_size", Text(
-                "streaming 模式下 val_size 必须是整数(LLaMA-Factory:Streaming mode should have an integer val size.)",
-                "In streaming mode val_size must be an integer (LLaMA-Factory: Streaming mode should have an "
-                "integer val size.)",
-            ), line("val_size"))
+            raise ConfigError("config_io.streaming_val_size", line=line("val_size"))
         max_steps = doc.get("max_steps")
         if max_steps is None or (isinstance(max_steps, int | float) and not isinstance(max_steps, bool)
                                  and max_steps <= 0):
-            raise ConfigError("streaming_max_steps", Text(
-                "streaming 模式下数据集没有长度,必须设置 max_steps(LLaMA-Factory:Please specify max_steps in streaming mode.)",
-                "In streaming mode the dataset has no length, so max_steps is required (LLaMA-Factory: Please "
-                "specify max_steps in streaming mode.)",
-            ), line("streaming"))
-        out.notes.append(Text(
-            "streaming:数据集没有长度,训练步数只由 max_steps 决定;样本数只影响显示的 epoch。",
-            "streaming: the dataset has no length, so max_steps alone sets the number of steps; the sample "
-            "count only affects the epoch shown.",
-        ))
+            raise ConfigError("config_io.streaming_max_steps", line=line("streaming"))
+        out.notes.append(msg("config_io.note.streaming"))
         return out
 
     stage = str(doc.get("stage") or "sft")
@@ -564,18 +481,11 @@ def _count_samples(
 
     if n_given:
         if packing_on:
-            out.notes.append(Text(
-                "已给出样本数:按打包(packing)之后的训练行数理解。",
-                "A sample count was given: it is taken as the number of training rows after packing.",
-            ))
+            out.notes.append(msg("config_io.note.packed_count_given"))
         return out
 
     if doc.get("tokenized_path") is not None:
-        out.notes.append(Text(
-            "tokenized_path:LLaMA-Factory 直接读取已分词的数据,忽略其他数据参数;请填写训练样本数。",
-            "tokenized_path: LLaMA-Factory loads the tokenized data from disk and ignores the other data keys; "
-            "enter the number of training samples.",
-        ))
+        out.notes.append(msg("config_io.note.tokenized_path"))
         return out
     if doc.get("dataset") is None:
         return out
@@ -584,11 +494,7 @@ def _count_samples(
         return out
     mix = str(doc.get("mix_strategy") or "concat")
     if len(names) > 1 and mix.startswith("interleave"):
-        out.notes.append(Text(
-            f"mix_strategy {mix}:交错采样的行数取决于概率和随机种子,无法推算;请填写训练样本数。",
-            f"mix_strategy {mix}: the number of interleaved rows depends on the probabilities and the seed and "
-            "cannot be worked out; enter the number of training samples.",
-        ))
+        out.notes.append(msg("config_io.note.interleave", mix=mix))
         return out
 
     max_samples = None
@@ -597,17 +503,10 @@ def _count_samples(
     given = dict(dataset_rows or {})
     for name, rows in given.items():
         if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
-            raise ConfigError("bad_dataset_rows", Text(
-                f"数据集 {name} 的行数必须是非负整数,收到 {rows!r}。",
-                f"The row count of dataset {name} must be a whole number of at least 0; got {rows!r}.",
-            ))
+            raise ConfigError("config_io.bad_dataset_rows", name=name, low=0, rows=repr(rows))
     missing = [name for name in names if name not in given and name not in KNOWN_DATASET_ROWS]
     if missing:
-        listed = ", ".join(missing)
-        out.notes.append(Text(
-            f"不知道这些数据集的行数:{listed}。请填写它们的行数或直接填写训练样本数。",
-            f"Row counts unknown for: {listed}. Enter their row counts, or the number of training samples.",
-        ))
+        out.notes.append(msg("config_io.note.unknown_rows", names=", ".join(missing)))
         return out
 
     builtin = [name for name in names if name not in given]
@@ -615,57 +514,38 @@ def _count_samples(
     counts: list[int] = []
     for name in names:
         rows = given[name] if name in given else KNOWN_DATASET_ROWS[name]
-        tag_en = " (built-in demo size)" if name in builtin else ""
-        tag_zh = "(内置演示数据集大小)" if name in builtin else ""
+        tag = msg("config_io.count.builtin") if name in builtin else ""
         if max_samples is None:
             kept = rows
-            out.lines.append(Text(f"{name}:{fmt_int(rows)} 行{tag_zh}", f"{name}: {fmt_int(rows)} rows{tag_en}"))
+            out.lines.append(msg("config_io.count.dataset", name=name, rows=rows, builtin=tag))
         else:
             kept = min(max_samples, rows)
-            out.lines.append(Text(
-                f"{name}:min({fmt_int(rows)}, max_samples {fmt_int(max_samples)}) = {fmt_int(kept)} 行{tag_zh}",
-                f"{name}: min({fmt_int(rows)}, max_samples {fmt_int(max_samples)}) = {fmt_int(kept)} rows{tag_en}",
-            ))
+            out.lines.append(msg("config_io.count.dataset_capped", name=name, rows=rows, max_samples=max_samples,
+                                 kept=kept, builtin=tag))
         counts.append(kept)
         total += kept
     if len(counts) > 1:
-        terms = " + ".join(fmt_int(c) for c in counts) if len(counts) <= 6 else f"{len(counts)} datasets"
-        terms_zh = " + ".join(fmt_int(c) for c in counts) if len(counts) <= 6 else f"{len(counts)} 个数据集"
-        out.lines.append(Text(f"合计:{terms_zh} = {fmt_int(total)} 行", f"total: {terms} = {fmt_int(total)} rows"))
+        terms: str | Message = (" + ".join(fmt_int(c) for c in counts) if len(counts) <= 6
+                                else msg("config_io.count.datasets", count=len(counts)))
+        out.lines.append(msg("config_io.count.total", terms=terms, total=total))
     if builtin:
-        out.notes.append(Text(
-            "使用了 LLaMA-Factory 内置演示数据集的行数(" + ", ".join(f"{n} {KNOWN_DATASET_ROWS[n]}" for n in builtin)
-            + ",LLaMA-Factory @ ff6d4d12e);如果你的数据不同,请填写实际行数。",
-            "Built-in sizes of LLaMA-Factory's demo datasets were used ("
-            + ", ".join(f"{n} {KNOWN_DATASET_ROWS[n]}" for n in builtin)
-            + ", LLaMA-Factory @ ff6d4d12e); enter your own counts if your copies differ.",
-        ))
+        sizes = ", ".join(f"{name} {KNOWN_DATASET_ROWS[name]}" for name in builtin)
+        out.notes.append(msg("config_io.note.builtin_sizes", sizes=sizes, commit=_LLAMAFACTORY_COMMIT))
 
     n = total
     if splitting:
         if n == 0:
-            raise ConfigError("val_size_empty_train", Text(
-                "没有数据行可供划分验证集。", "There are no rows to split a validation set from."
-            ), line("val_size"))
-        n, text = _val_split(n, val_size, line("val_size"))
-        out.lines.append(text)
+            raise ConfigError("config_io.val_size_empty_train", line=line("val_size"),
+                              problem=msg("config_io.val_size_empty_train.no_rows"))
+        n, worked = _val_split(n, val_size, line("val_size"))
+        out.lines.append(worked)
         if isinstance(val_size, int) and val_size == 1:
-            out.notes.append(Text(
-                "val_size: 1(整数)留出 1 行验证;写成 1.0(浮点数)则 LLaMA-Factory 报错。这是阅读代码得出的结论。",
-                "val_size: 1 (an integer) holds out 1 validation row; written as 1.0 (a float) LLaMA-Factory "
-                "raises an error. This follows from reading the code.",
-            ))
+            out.notes.append(msg("config_io.note.val_size_one", whole=1, fraction="1.0"))
 
     if packing_on:
         cutoff = _whole("cutoff_len", doc.get("cutoff_len", 2048), 2, line("cutoff_len"))
         if avg_tokens is None:
-            out.notes.append(Text(
-                f"打包(packing,stage {stage})会把多行拼成长度约 {fmt_int(cutoff)} 的训练行,实际样本数会变少;"
-                "这里仍用未打包的行数。给出每行平均 token 数(avg_tokens_per_sample)可得到估算值。",
-                f"Packing (stage {stage}) joins rows into training rows of about {fmt_int(cutoff)} tokens, so the "
-                "real sample count is smaller; the unpacked count is kept here. Give the average tokens per row "
-                "(avg_tokens_per_sample) for an estimate.",
-            ))
+            out.notes.append(msg("config_io.note.packing_unpacked", stage=stage, cutoff=cutoff))
         else:
             batch = _whole("preprocessing_batch_size", doc.get("preprocessing_batch_size", 1000), 1,
                            line("preprocessing_batch_size"))
@@ -673,32 +553,14 @@ def _count_samples(
                                              preprocessing_batch_size=batch)
             if stage == "pt":
                 block = cutoff - 1 if packing_in_yaml else cutoff
-                out.lines.append(Text(
-                    f"打包(pt,块长 {fmt_int(block)}):每 {fmt_int(batch)} 行一批,Σ ⌊批内 token 数 / {fmt_int(block)}⌋,"
-                    f"每行约 {avg_tokens:g} token → 约 {fmt_int(packed)} 个训练样本(估算)",
-                    f"packing (pt, blocks of {fmt_int(block)}): map batches of {fmt_int(batch)} rows, "
-                    f"Σ ⌊tokens in batch / {fmt_int(block)}⌋ at {avg_tokens:g} tokens per row → about "
-                    f"{fmt_int(packed)} training samples (estimate)",
-                ))
+                out.lines.append(msg("config_io.count.packed_pt", block=block, batch=batch, avg_tokens=avg_tokens,
+                                     packed=packed))
             else:
-                out.lines.append(Text(
-                    f"打包(sft,容量 {fmt_int(cutoff - 1)}):每 {fmt_int(batch)} 行一批,Σ ⌈批内 token 数 / {fmt_int(cutoff - 1)}⌉,"
-                    f"每行约 {avg_tokens:g} token → 至少约 {fmt_int(packed)} 个训练样本(估算,下界)",
-                    f"packing (sft, capacity {fmt_int(cutoff - 1)}): map batches of {fmt_int(batch)} rows, "
-                    f"Σ ⌈tokens in batch / {fmt_int(cutoff - 1)}⌉ at {avg_tokens:g} tokens per row → at least about "
-                    f"{fmt_int(packed)} training samples (estimate, lower bound)",
-                ))
-            out.notes.append(Text(
-                "打包后的样本数是估算值:假设每行 token 数相同、单个预处理进程;实际值取决于真实长度和 preprocessing_num_workers。",
-                "The packed sample count is an estimate: it assumes every row has the same number of tokens and "
-                "one preprocessing worker; the real value depends on the actual lengths and "
-                "preprocessing_num_workers.",
-            ))
+                out.lines.append(msg("config_io.count.packed_sft", capacity=cutoff - 1, batch=batch,
+                                     avg_tokens=avg_tokens, packed=packed))
+            out.notes.append(msg("config_io.note.packed_estimate"))
             n = packed
-    out.lines.append(Text(
-        f"N = {fmt_int(n)} 个训练样本(假设预处理没有丢弃任何行)",
-        f"N = {fmt_int(n)} training samples (assuming preprocessing drops no rows)",
-    ))
+    out.lines.append(msg("config_io.count.n", n=n))
     out.n = n
     return out
 
@@ -725,50 +587,27 @@ def _header_values(text: str) -> dict[str, Any]:
     return found
 
 
-def _notes_for_keys(doc: Mapping[Any, Any], text: str) -> list[Text]:
-    notes: list[Text] = []
+def _notes_for_keys(doc: Mapping[Any, Any], text: str) -> list[Message]:
+    """Notes on keys that do not change the count but that the user should know about."""
+    notes: list[Message] = []
     if doc.get("deepspeed"):
-        notes.append(Text(
-            "未读取 deepspeed 配置文件;在 HF Trainer 下其中的 \"auto\" 批大小由 TrainingArguments 填入,步数不变。",
-            "The deepspeed config file was not read; under the HF Trainer its \"auto\" batch values are filled "
-            "from TrainingArguments, so the step count does not change.",
-        ))
+        notes.append(msg("config_io.note.deepspeed"))
     if "per_device_eval_batch_size" in doc:
-        notes.append(Text(
-            "per_device_eval_batch_size 不影响训练步数。", "per_device_eval_batch_size does not affect training steps."
-        ))
+        notes.append(msg("config_io.note.eval_batch_size"))
     if "evaluation_strategy" in doc:
-        extra_en = " Both were given; eval_strategy was used." if "eval_strategy" in doc else ""
-        extra_zh = " 两者都给出了,采用 eval_strategy。" if "eval_strategy" in doc else ""
-        notes.append(Text(
-            "evaluation_strategy 是 eval_strategy 的旧名(transformers 4.46 起删除,新版本会拒绝)。" + extra_zh,
-            "evaluation_strategy is the old name of eval_strategy (removed in transformers 4.46; newer "
-            "versions reject it)." + extra_en,
-        ))
+        both = msg("config_io.note.evaluation_strategy.both") if "eval_strategy" in doc else ""
+        notes.append(msg("config_io.note.evaluation_strategy", both=both))
     active_eval = any(key in doc for key in ("val_size", "eval_strategy", "evaluation_strategy", "eval_dataset"))
     if not active_eval and _COMMENTED_EVAL.search(text):
-        notes.append(Text(
-            "评估部分被注释掉了(LLaMA-Factory 的示例都是如此):不会有评估步。",
-            "Evaluation is commented out (as in all of LLaMA-Factory's examples): there are no eval steps.",
-        ))
+        notes.append(msg("config_io.note.commented_eval"))
     big = [key for key in _PARALLEL_KEYS
            if isinstance(doc.get(key), int) and not isinstance(doc.get(key), bool) and doc[key] > 1]
     if big:
-        notes.append(Text(
-            f"{', '.join(big)} > 1:StepLab 的 world_size 指数据并行进程数 = GPU 数 ÷ 模型并行规模;Megatron 路径的步数算法也不同(参考 §3.5)。",
-            f"{', '.join(big)} > 1: StepLab's world_size means data-parallel processes = GPUs ÷ model-parallel "
-            "size; the Megatron paths also size the run differently (reference §3.5).",
-        ))
+        notes.append(msg("config_io.note.model_parallel", keys=", ".join(big), limit=1, section="3.5"))
     if str(doc.get("stage") or "") == "ppo":
-        notes.append(Text(
-            "stage ppo:一步是 b·g·ppo_buffer_size·world_size 个提示词,与普通 Trainer 的公式不同。",
-            "stage ppo: one step is b·g·ppo_buffer_size·world_size prompts, not the plain Trainer formula.",
-        ))
+        notes.append(msg("config_io.note.ppo"))
     if doc.get("auto_find_batch_size"):
-        notes.append(Text(
-            "auto_find_batch_size:显存不足时 Trainer 会减半批大小,步数随之改变。",
-            "auto_find_batch_size: on out-of-memory the Trainer halves the batch size, which changes the steps.",
-        ))
+        notes.append(msg("config_io.note.auto_find_batch_size"))
     return notes
 
 
@@ -800,7 +639,7 @@ def read_config(
     defaults = DEFAULTS.to_dict()
     values: dict[str, Any] = {name: defaults[name] for name in TRAINING_ARGUMENT_FIELDS}
     used: set[str] = set()
-    notes: list[Text] = []
+    notes: list[Message] = []
 
     for name in TRAINING_ARGUMENT_FIELDS:
         if name in doc:
@@ -823,17 +662,9 @@ def read_config(
     if "world_size" not in values and "ray_num_workers" in doc:
         values["world_size"] = doc["ray_num_workers"]
         used.add("ray_num_workers")
-        notes.append(Text(
-            "world_size 取自 ray_num_workers(LLaMA-Factory 用 Ray 启动时每个 worker 一张 GPU,需 USE_RAY=1)。",
-            "world_size was taken from ray_num_workers (with LLaMA-Factory's Ray launcher each worker drives "
-            "one GPU; requires USE_RAY=1).",
-        ))
+        notes.append(msg("config_io.note.ray_world_size", env="USE_RAY=1"))
     elif "world_size" not in values:
-        notes.append(Text(
-            "YAML 里没有 GPU 数:world_size 由启动方式决定(torchrun --nproc_per_node、CUDA_VISIBLE_DEVICES),请自行设置。",
-            "The YAML does not say how many GPUs: world_size comes from the launcher (torchrun "
-            "--nproc_per_node, CUDA_VISIBLE_DEVICES); set it yourself.",
-        ))
+        notes.append(msg("config_io.note.no_world_size"))
 
     avg_tokens = avg_tokens_per_sample
     if avg_tokens is None and doc.get("avg_tokens_per_sample") is not None:
@@ -841,7 +672,7 @@ def read_config(
     if avg_tokens is not None:
         avg_tokens = float(_number("avg_tokens_per_sample", avg_tokens, key_lines.get("avg_tokens_per_sample")))
         if avg_tokens <= 0:
-            raise _bad("avg_tokens_per_sample", avg_tokens, "expected a number above 0.", "需要大于 0 的数字。",
+            raise _bad("avg_tokens_per_sample", avg_tokens, msg("config_io.expected.above", low=0),
                        key_lines.get("avg_tokens_per_sample"))
 
     if "num_samples" in doc:
@@ -851,11 +682,7 @@ def read_config(
     elif "num_samples" in doc:
         sample_source, n_value = "yaml", doc["num_samples"]
         if flavour == "llamafactory":
-            notes.append(Text(
-                "num_samples 是 StepLab 的键,LLaMA-Factory 不认识它;训练前请删掉(StepLab 导出时把它写成注释)。",
-                "num_samples is StepLab's key, unknown to LLaMA-Factory; remove it before training (StepLab "
-                "writes it as a comment when exporting).",
-            ))
+            notes.append(msg("config_io.note.num_samples_key"))
     elif "num_samples" in header:
         sample_source, n_value = "comment", header["num_samples"]
         used.add("# num_samples")
@@ -870,10 +697,7 @@ def read_config(
     if n_value is not None:
         values["num_samples"] = n_value
         if sample_source != "datasets" and flavour == "llamafactory" and "dataset" in doc:
-            notes.append(Text(
-                "样本数已直接给出,没有用 dataset / max_samples / val_size 推算。",
-                "The sample count was given directly; dataset / max_samples / val_size were not used to count it.",
-            ))
+            notes.append(msg("config_io.note.count_given"))
     notes.extend(count.notes)
     notes.extend(_notes_for_keys(doc, source))
 

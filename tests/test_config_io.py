@@ -150,7 +150,7 @@ def test_edge_20_val_size_absolute():
 def test_edge_20_val_size_float_one_is_an_error():
     with pytest.raises(ConfigError) as info:
         read_config(sft_text(val_size="1.0"))
-    assert info.value.code == "val_size_one"
+    assert info.value.code == "config_io.val_size_one"
     assert "(0, 1) range" in info.value.message("en")
     assert info.value.line == len(sft_text().splitlines()) + 2
     assert_bilingual(info.value)
@@ -167,14 +167,14 @@ def test_edge_20_val_size_integer_one_holds_out_one_row():
 def test_val_size_with_eval_dataset_is_an_error():
     with pytest.raises(ConfigError) as info:
         read_config(sft_text(val_size=0.1, eval_dataset="alpaca_en_demo"))
-    assert info.value.code == "val_size_with_eval_dataset"
+    assert info.value.code == "config_io.val_size_with_eval_dataset"
     assert "Cannot specify `val_size` if `eval_dataset` is not None." in info.value.message("en")
 
 
 def test_val_size_too_large_for_the_data():
     with pytest.raises(ConfigError) as info:
         read_config(sft_text(val_size=5000))
-    assert info.value.code == "val_size_too_large"
+    assert info.value.code == "config_io.val_size_too_large"
 
 
 def test_val_size_rounding_is_ceil_of_the_float_product():
@@ -216,7 +216,7 @@ def test_known_rows_only_from_the_reference():
 def test_bad_dataset_rows():
     with pytest.raises(ConfigError) as info:
         read_config("dataset: a\n", dataset_rows={"a": -3})
-    assert info.value.code == "bad_dataset_rows"
+    assert info.value.code == "config_io.bad_dataset_rows"
 
 
 def test_interleave_needs_num_samples():
@@ -227,7 +227,7 @@ def test_interleave_needs_num_samples():
 def test_streaming_rules():
     with pytest.raises(ConfigError) as info:
         read_config("dataset: identity\nstreaming: true\n")
-    assert info.value.code == "streaming_max_steps"
+    assert info.value.code == "config_io.streaming_max_steps"
     assert "Please specify max_steps in streaming mode." in info.value.message("en")
     with pytest.raises(ConfigError):
         read_config("dataset: identity\nstreaming: true\nmax_steps: 100\nmax_samples: 10\n")
@@ -318,7 +318,7 @@ def test_wrong_type_is_the_setup_error_naming_the_field():
 def test_malformed_yaml_names_the_line():
     with pytest.raises(ConfigError) as info:
         read_config("stage: sft\nper_device_train_batch_size: 4\nlearning_rate: 1e-4: oops\nnum_train_epochs: 3\n")
-    assert info.value.code == "syntax"
+    assert info.value.code == "config_io.syntax"
     assert info.value.line == 3
     assert "line 3" in info.value.message("en")
     assert "第 3 行" in info.value.message("zh")
@@ -328,7 +328,7 @@ def test_malformed_yaml_names_the_line():
 def test_unclosed_bracket_names_a_line():
     with pytest.raises(ConfigError) as info:
         read_config("a: 1\nb: [1, 2\n")
-    assert info.value.code == "syntax"
+    assert info.value.code == "config_io.syntax"
     assert info.value.line in (2, 3)
 
 
@@ -341,7 +341,7 @@ def test_python_tags_are_refused_and_nothing_runs(tmp_path):
     ):
         with pytest.raises(ConfigError) as info:
             read_config(text)
-        assert info.value.code == "unsafe_tag"
+        assert info.value.code == "config_io.unsafe_tag"
         assert "!!python/" in info.value.message("en")
         assert_bilingual(info.value)
     assert not marker.exists()
@@ -364,7 +364,7 @@ def test_billion_laughs_is_rejected_before_it_is_expanded(monkeypatch):
         lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
     with pytest.raises(ConfigError) as info:
         read_config("\n".join(lines) + "\n")
-    assert info.value.code in ("too_many_nodes", "too_many_aliases")
+    assert info.value.code in ("config_io.too_many_nodes", "config_io.too_many_aliases")
     assert_bilingual(info.value)
 
 
@@ -372,13 +372,13 @@ def test_many_aliases_are_rejected():
     text = "a: &a 1\nb: [" + ", ".join(["*a"] * 500) + "]\n"
     with pytest.raises(ConfigError) as info:
         read_config(text)
-    assert info.value.code == "too_many_aliases"
+    assert info.value.code == "config_io.too_many_aliases"
 
 
 def test_self_referencing_alias_is_rejected():
     with pytest.raises(ConfigError) as info:
         read_config("a: &a [1, *a]\n")
-    assert info.value.code == "recursive_alias"
+    assert info.value.code == "config_io.recursive_alias"
 
 
 # The scan's parser: libyaml where PyYAML has it (6.0.4's stops by itself at 1,000 levels, 6.0.3's and
@@ -421,8 +421,8 @@ def test_the_same_refusals_under_every_pyyaml_release_allowed(release):
                                                                              str(root)])})
     result = json.loads(done.stdout)
     assert (result["version"], result["libyaml"]) == (release, True)
-    assert result["found"] == {**{name: ["too_deep", line] for name, (_, line) in DEEP.items()},
-                               "syntax": ["syntax", result["found"]["syntax"][1]]}
+    assert result["found"] == {**{name: ["config_io.too_deep", line] for name, (_, line) in DEEP.items()},
+                               "syntax": ["config_io.syntax", result["found"]["syntax"][1]]}
 
 
 @pytest.mark.parametrize("loader", SCAN_LOADERS)
@@ -434,7 +434,7 @@ def test_deep_nesting_is_refused_by_steplabs_own_limit(text, line, loader, monke
     refuse_building(monkeypatch)
     with pytest.raises(ConfigError) as info:
         read_config(text)
-    assert info.value.code == "too_deep"
+    assert info.value.code == "config_io.too_deep"
     assert info.value.line == line
     assert f"line {line}" in info.value.message("en") and f"第 {line} 行" in info.value.message("zh")
     assert_bilingual(info.value)
@@ -445,7 +445,7 @@ def test_a_syntax_error_is_still_a_syntax_error_with_either_parser(loader, monke
     monkeypatch.setattr(config_io, "_SCAN_LOADER", loader)
     with pytest.raises(ConfigError) as info:
         read_config("a: 1\nb: [1, 2\n")
-    assert info.value.code == "syntax"
+    assert info.value.code == "config_io.syntax"
 
 
 def test_ten_megabytes_is_rejected_before_parsing(monkeypatch):
@@ -458,7 +458,7 @@ def test_ten_megabytes_is_rejected_before_parsing(monkeypatch):
     for payload in (huge, huge.encode("utf-8")):
         with pytest.raises(ConfigError) as info:
             read_config(payload)
-        assert info.value.code == "too_large"
+        assert info.value.code == "config_io.too_large"
         assert_bilingual(info.value)
 
 
@@ -466,14 +466,14 @@ def test_size_cap_is_in_bytes():
     text = "a: " + "é" * (MAX_BYTES // 2)  # fewer characters than the cap, more bytes
     with pytest.raises(ConfigError) as info:
         read_config(text)
-    assert info.value.code == "too_large"
+    assert info.value.code == "config_io.too_large"
 
 
 def test_random_binary_bytes():
     data = random.Random(20).randbytes(64 * 1024)
     with pytest.raises(ConfigError) as info:
         read_config(data)
-    assert info.value.code == "not_utf8"
+    assert info.value.code == "config_io.not_utf8"
     assert_bilingual(info.value)
 
 
@@ -492,14 +492,14 @@ def test_utf8_bytes_and_bom_are_fine():
 @pytest.mark.parametrize(
     ("text", "code"),
     [
-        ("- per_device_train_batch_size: 4\n- gradient_accumulation_steps: 2\n", "not_mapping"),
-        ("just text\n", "not_mapping"),
-        ("", "empty"),
-        ("# only a comment\n", "empty"),
-        ("a: 1\n---\nb: 2\n", "syntax"),
-        ("a: *nowhere\n", "syntax"),
-        ("a: 1\nb: \x00\n", "syntax"),
-        ("a: " + "9" * 5000 + "\n", "bad_value"),
+        ("- per_device_train_batch_size: 4\n- gradient_accumulation_steps: 2\n", "config_io.not_mapping"),
+        ("just text\n", "config_io.not_mapping"),
+        ("", "config_io.empty"),
+        ("# only a comment\n", "config_io.empty"),
+        ("a: 1\n---\nb: 2\n", "config_io.syntax"),
+        ("a: *nowhere\n", "config_io.syntax"),
+        ("a: 1\nb: \x00\n", "config_io.syntax"),
+        ("a: " + "9" * 5000 + "\n", "config_io.bad_value"),
     ],
 )
 def test_other_bad_documents(text, code):
