@@ -117,6 +117,7 @@ class ConfigImport:
     sample_lines: the worked arithmetic of N, one step per line.
     flavour: "llamafactory" or "hf" (plain TrainingArguments YAML).
     sample_source: where N came from: "argument", "yaml", "comment", "datasets" or "missing".
+    document: the YAML's own mapping (keys as text), for the dataset stage (`steplab.dataset`).
     """
 
     values: dict[str, Any]
@@ -127,6 +128,7 @@ class ConfigImport:
     sample_lines: list[Message] = field(default_factory=list)
     flavour: str = "hf"
     sample_source: str = "missing"
+    document: dict[str, Any] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- safe loading
@@ -712,6 +714,7 @@ def read_config(
         sample_lines=sample_lines,
         flavour=flavour,
         sample_source=sample_source,
+        document=doc,
     )
 
 

@@ -128,7 +128,7 @@ def test_token_counts_are_those_of_the_transformers_tokenizer():
     folder = RUNS / "assets" / "tiny-qwen2"
     # the class its tokenizer_config.json names (AutoTokenizer of 5.24 would pick Qwen2Tokenizer by model type)
     reference = transformers.TokenizersBackend.from_pretrained(str(folder))
-    ours = Tokenizer(folder, templates()["qwen"])
+    ours = Tokenizer.from_folder(folder, templates()["qwen"])
     words = [f"w{i}" for i in range(0, 240, 7)] + ["<|im_start|>", "<|im_end|>", "\n", "system", "user", ",", "!"]
     rng = random.Random(3)
     for _ in range(200):
@@ -195,3 +195,38 @@ def test_no_examples_left_is_an_error_not_a_zero():
     with pytest.raises(DatasetError) as caught:
         dataset_funnel(data_settings({"dataset": "a"}), {"a": [{"instruction": "x", "output": None}]})
     assert caught.value.code == "dataset.no_examples"
+
+
+def uploads(case: str) -> dict[str, bytes]:
+    """What a user uploads on the page for one run: the YAML's datasets, dataset_info.json and the tokenizer."""
+    data, model = RUNS / "assets" / "data", RUNS / "assets" / "tiny-qwen2"
+    files = {path.name: path.read_bytes() for path in data.iterdir()}
+    files.update({name: (model / name).read_bytes() for name in ("tokenizer.json", "tokenizer_config.json")})
+    return files
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_uploaded_files_give_the_same_counts_as_the_folder(case):
+    from steplab.dataset.load import funnel_from_uploads
+
+    funnel = funnel_from_uploads(config(case), uploads(case))
+    assert (funnel.train_examples, funnel.eval_examples) == (REAL[case]["real"]["num_examples"],
+                                                             REAL[case]["real"]["eval_num_examples"])
+
+
+def test_uploads_say_which_file_is_missing_and_typed_rows_fill_in():
+    from steplab.dataset.load import funnel_from_uploads
+
+    files = uploads("b_val01")
+    del files["alp1000.json"]
+    with pytest.raises(DatasetError) as caught:
+        funnel_from_uploads(config("b_val01"), files)
+    assert caught.value.code == "dataset.upload_missing" and "alp1000.json" in caught.value.message("zh")
+    typed = funnel_from_uploads(config("b_val01"), {}, {"alp1000": 1000})
+    assert (typed.train_examples, typed.eval_examples) == (900, 100)
+    with pytest.raises(DatasetError) as caught:
+        funnel_from_uploads(config("b_val01"), {})
+    assert caught.value.code == "dataset.upload_info"
+    with pytest.raises(DatasetError) as caught:
+        funnel_from_uploads(config("d_packing"), {k: v for k, v in uploads("d_packing").items() if k != "tokenizer.json"})
+    assert caught.value.code == "dataset.no_tokenizer"

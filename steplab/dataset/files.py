@@ -42,48 +42,67 @@ def _json_rows(data: bytes, dataset: str, path: str) -> list[Any]:
     return rows
 
 
-def _arrow_rows(path: Path, kind: str) -> list[Any]:
+def _arrow_rows(data: bytes, kind: str) -> list[Any]:
     import pyarrow as pa  # lazily: only CSV, Parquet and Arrow files need it
 
+    source = pa.BufferReader(data)
     if kind == "csv":
         from pyarrow import csv
 
-        table = csv.read_csv(path)
+        table = csv.read_csv(source)
     elif kind == "parquet":
         from pyarrow import parquet
 
-        table = parquet.read_table(path)
+        table = parquet.read_table(source)
     else:
-        with pa.memory_map(str(path)) as source:
-            table = pa.ipc.open_stream(source).read_all()
+        table = pa.ipc.open_stream(source).read_all()
     return table.to_pylist()
 
 
+def rows_from_bytes(data: bytes, name: str, dataset: str, label: str) -> list[Any]:
+    """Every row of one dataset file's bytes (`name` gives the type by its ending; `label` names it in messages).
+
+    A row that is not a JSON object stays as it is, to be counted as broken.
+    """
+    kind = FILE_TYPES.get(Path(name).suffix[1:])
+    if kind is None:
+        raise DatasetError("dataset.file_type", dataset=dataset, path=label, allowed=", ".join(FILE_TYPES))
+    try:
+        if kind == "json":
+            rows = _json_rows(data, dataset, label)
+        elif kind == "text":
+            rows = [{"text": line} for line in data.decode("utf-8").splitlines()]
+        else:
+            rows = _arrow_rows(data, kind)
+    except DatasetError:
+        raise
+    except (OSError, UnicodeDecodeError, ValueError) as error:  # pyarrow's errors are ValueErrors
+        raise DatasetError("dataset.unreadable", dataset=dataset, path=label, reason=type(error).__name__) from None
+    if not isinstance(rows, list):
+        raise DatasetError("dataset.not_rows", dataset=dataset, path=label)
+    if len(rows) > MAX_ROWS:
+        raise DatasetError("dataset.too_many_rows", dataset=dataset, path=label, rows=len(rows), limit=MAX_ROWS)
+    return rows
+
+
+def check_size(size: int, dataset: str, label: str, max_bytes: int = MAX_FILE_BYTES) -> None:
+    """Refuse a file above `max_bytes` before reading it."""
+    if size > max_bytes:
+        raise DatasetError("dataset.too_large", dataset=dataset, path=label, size=size, limit=max_bytes)
+
+
 def read_rows(path: Path, dataset: str, max_bytes: int = MAX_FILE_BYTES) -> list[Any]:
-    """Every row of one dataset file (a row that is not a JSON object stays as it is, to be counted as broken)."""
-    kind = FILE_TYPES.get(path.suffix[1:])
+    """Every row of one dataset file on disk."""
     try:
         size = path.stat().st_size
     except OSError:
         raise DatasetError("dataset.missing_file", dataset=dataset, path=str(path)) from None
-    if size > max_bytes:
-        raise DatasetError("dataset.too_large", dataset=dataset, path=str(path), size=size, limit=max_bytes)
+    check_size(size, dataset, str(path), max_bytes)
     try:
-        if kind == "json":
-            rows = _json_rows(path.read_bytes(), dataset, str(path))
-        elif kind == "text":
-            rows = [{"text": line} for line in path.read_text(encoding="utf-8").splitlines()]
-        else:
-            rows = _arrow_rows(path, str(kind))
-    except DatasetError:
-        raise
-    except (OSError, UnicodeDecodeError, ValueError) as error:  # pyarrow's errors are ValueErrors
+        data = path.read_bytes()
+    except OSError as error:
         raise DatasetError("dataset.unreadable", dataset=dataset, path=str(path), reason=type(error).__name__) from None
-    if not isinstance(rows, list):
-        raise DatasetError("dataset.not_rows", dataset=dataset, path=str(path))
-    if len(rows) > MAX_ROWS:
-        raise DatasetError("dataset.too_many_rows", dataset=dataset, path=str(path), rows=len(rows), limit=MAX_ROWS)
-    return rows
+    return rows_from_bytes(data, path.name, dataset, str(path))
 
 
 def read_dataset(paths: list[Path], dataset: str, max_bytes: int = MAX_FILE_BYTES) -> list[Any]:

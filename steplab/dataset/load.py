@@ -8,10 +8,10 @@ from typing import Any
 
 from steplab.dataset.catalog import INFO_FILE, DatasetAttr, dataset_paths, read_info
 from steplab.dataset.errors import DatasetError
-from steplab.dataset.files import MAX_FILE_BYTES, read_dataset
+from steplab.dataset.files import MAX_FILE_BYTES, check_size, read_dataset, rows_from_bytes
 from steplab.dataset.funnel import Funnel, dataset_funnel
 from steplab.dataset.settings import DataSettings, data_settings
-from steplab.dataset.tokens import Tokenizer, templates
+from steplab.dataset.tokens import Template, Tokenizer, read_config, templates
 from steplab.i18n import msg
 
 
@@ -28,13 +28,9 @@ def tokenizer_for(settings: DataSettings, base: Path) -> Tokenizer | None:
     """The model folder's tokenizer under the YAML's template, when the processor needs token lengths."""
     if not settings.needs_tokens:
         return None
-    name = settings.template or "empty"
-    template = templates().get(name)
-    if template is None:
-        raise DatasetError("dataset.template_unknown", template=name, known=", ".join(templates()))
     if not settings.model_name_or_path:
         raise DatasetError("dataset.no_tokenizer", path="model_name_or_path")
-    return Tokenizer(base / settings.model_name_or_path, template)
+    return Tokenizer.from_folder(base / settings.model_name_or_path, _template(settings))
 
 
 def funnel_from_files(values: Mapping[str, Any], base: Path, max_bytes: int = MAX_FILE_BYTES) -> Funnel:
@@ -64,3 +60,56 @@ def funnel_from_rows(values: Mapping[str, Any], rows: Mapping[str, int]) -> Funn
     if missing:
         raise DatasetError("dataset.rows_missing", dataset=", ".join(missing))
     return dataset_funnel(settings, dict(rows))
+
+
+def _template(settings: DataSettings) -> Template:
+    name = settings.template or "empty"
+    template = templates().get(name)
+    if template is None:
+        raise DatasetError("dataset.template_unknown", template=name, known=", ".join(templates()))
+    return template
+
+
+def funnel_from_uploads(values: Mapping[str, Any], files: Mapping[str, bytes], rows: Mapping[str, int] | None = None,
+                        max_bytes: int = MAX_FILE_BYTES) -> Funnel:
+    """Run the dataset stage on uploaded files (by file name) and typed row counts, as the web page gets them.
+
+    `dataset_info.json` maps each dataset to its file (matched by its base name); a dataset with no
+    uploaded file uses its typed row count; `tokenizer.json` (and `tokenizer_config.json`) give the tokens.
+    """
+    settings = data_settings(values)
+    rows = dict(rows or {})
+    names = list(dict.fromkeys(settings.datasets + settings.eval_datasets))
+    if not names:
+        raise DatasetError("dataset.none_named")
+    attrs: dict[str, DatasetAttr | None] = dict.fromkeys(names)
+    if INFO_FILE in files:
+        found = read_info(files[INFO_FILE], [name for name in names if name not in rows], INFO_FILE)
+        _check_stage(settings, found)
+        attrs.update({attr.name: attr for attr in found})
+    tables: dict[str, Any] = {}
+    for name in names:
+        attr = attrs[name]
+        if name in rows:
+            tables[name] = rows[name]
+            continue
+        if attr is None:
+            raise DatasetError("dataset.upload_info", dataset=name)
+        if attr.remote is not None:
+            raise DatasetError("dataset.remote", dataset=name, source=attr.remote)
+        file_name = Path(str(attr.file_name)).name
+        if file_name not in files:
+            raise DatasetError("dataset.upload_missing", dataset=name, file=file_name)
+        check_size(len(files[file_name]), name, file_name, max_bytes)
+        tables[name] = rows_from_bytes(files[file_name], file_name, name, file_name)
+    tokenizer = None
+    if settings.needs_tokens and not any(isinstance(table, int) for table in tables.values()):
+        if "tokenizer.json" not in files:
+            raise DatasetError("dataset.no_tokenizer", path="tokenizer.json")
+        config = read_config(files.get("tokenizer_config.json", b"{}"))
+        try:
+            text = files["tokenizer.json"].decode("utf-8")
+        except UnicodeDecodeError:
+            raise DatasetError("dataset.bad_tokenizer", path="tokenizer.json") from None
+        tokenizer = Tokenizer(text, config, _template(settings))
+    return dataset_funnel(settings, tables, attrs, tokenizer)

@@ -55,30 +55,37 @@ def _token_text(value: Any) -> str | None:
 
 
 class Tokenizer:
-    """A model folder's tokenizer with the special tokens LLaMA-Factory gives it for a template."""
+    """A model's tokenizer with the special tokens LLaMA-Factory gives it for a template.
 
-    def __init__(self, folder: Path, template: Template):
+    `tokenizer_json` is the text of `tokenizer.json`; `config` the mapping of `tokenizer_config.json` (its
+    `eos_token`, `bos_token`), empty when there is none.
+    """
+
+    def __init__(self, tokenizer_json: str, config: dict[str, Any], template: Template, label: str = "tokenizer.json"):
         from tokenizers import Tokenizer as Backend  # lazily: only packing and pt need it
 
-        path = folder / "tokenizer.json"
-        if not path.is_file():
-            raise DatasetError("dataset.no_tokenizer", path=str(path))
         try:
-            self.backend = Backend.from_file(str(path))
-            config = orjson.loads((folder / "tokenizer_config.json").read_bytes()) \
-                if (folder / "tokenizer_config.json").is_file() else {}
+            self.backend = Backend.from_str(tokenizer_json)
         except Exception:  # tokenizers raises a plain Exception for a file it cannot parse
-            raise DatasetError("dataset.bad_tokenizer", path=str(path)) from None
+            raise DatasetError("dataset.bad_tokenizer", path=label) from None
         eos = _token_text(config.get("eos_token"))
         if template.replace_eos and template.stop_words:
             eos = template.stop_words[0]
         self.eos_token = eos or "<|endoftext|>"
         self.eos_id = self.backend.token_to_id(self.eos_token)
         bos = _token_text(config.get("bos_token"))
-        self.bos_token = bos
         self.bos_id = self.backend.token_to_id(bos) if bos else None
-        self.add_bos = bool(config.get("add_bos_token", False)) and self.bos_id is not None
         self.template = template
+
+    @classmethod
+    def from_folder(cls, folder: Path, template: Template) -> Tokenizer:
+        """The tokenizer of a local model folder (`model_name_or_path`): `tokenizer.json` and its config."""
+        path = folder / "tokenizer.json"
+        if not path.is_file():
+            raise DatasetError("dataset.no_tokenizer", path=str(path))
+        config_path = folder / "tokenizer_config.json"
+        return cls(path.read_text(encoding="utf-8"), read_config(config_path.read_bytes() if config_path.is_file()
+                                                                  else b"{}", str(config_path)), template, str(path))
 
     def count(self, text: str) -> int:
         """Tokens of one text slot, without special tokens around it (`encode(..., add_special_tokens=False)`)."""
@@ -108,6 +115,17 @@ class Tokenizer:
             length += self.slots(template.user if role != ASSISTANT else template.assistant, content)
             lengths.append(length)
         return lengths
+
+
+def read_config(data: bytes, label: str = "tokenizer_config.json") -> dict[str, Any]:
+    """A `tokenizer_config.json` as a mapping (an unreadable one is an error naming it)."""
+    try:
+        config = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise DatasetError("dataset.bad_tokenizer", path=label) from None
+    if not isinstance(config, dict):
+        raise DatasetError("dataset.bad_tokenizer", path=label)
+    return config
 
 
 def infer_seqlen(source_len: int, target_len: int, cutoff_len: int) -> tuple[int, int]:
