@@ -3,10 +3,13 @@
 import streamlit as st
 
 from steplab.config_io import MAX_BYTES, ConfigError, read_config, write_config
-from steplab.errors import SetupError
+from steplab.dataset.catalog import dataset_names
+from steplab.dataset.files import MAX_FILE_BYTES
+from steplab.dataset.load import funnel_from_uploads
+from steplab.errors import InputError
 from steplab.i18n import t
 from steplab.setup import setup_from_mapping
-from steplab_ui import layout, state
+from steplab_ui import funnel_view, layout, state
 
 setup, error = state.shared_setup()
 lang = state.language()
@@ -14,28 +17,65 @@ layout.header(lang, "config")
 state.show_url_notices(lang)
 
 RESULT = "_config_import"
+FUNNEL = "_config_funnel"
 LIMIT = f"{MAX_BYTES // 1024} KiB"  # what read_config reads at most
+DATA_LIMIT_MB = MAX_FILE_BYTES // 2**20  # what the dataset stage reads per file; the uploader takes no more
+COUNTING_NOTES = ("config_io.note.unknown_rows", "config_io.note.packing_unpacked", "config_io.note.packed_estimate",
+                  "config_io.note.builtin_sizes")  # said by the row-count path; the funnel replaces them
+MAX_LISTED_DATASETS = 20  # row boxes shown; a YAML naming more is counted from its files
+DATA_TYPES = ["json", "jsonl", "csv", "parquet", "arrow", "txt"]
+
+
+def current_text() -> str | bytes:
+    """The YAML as the user gave it: the uploaded file, else the paste."""
+    upload = st.session_state.get("config_upload")
+    return upload.getvalue() if upload is not None else st.session_state.get("config_text", "")
+
+
+def named_datasets(text: str | bytes) -> list[str]:
+    """The datasets (and eval datasets) the YAML names, or none when it cannot be read yet."""
+    if not text or not (text.strip() if isinstance(text, str) else text.strip()):
+        return []
+    try:
+        document = read_config(text).document
+    except InputError:
+        return []
+    return list(dict.fromkeys(dataset_names(document.get("dataset")) + dataset_names(document.get("eval_dataset"))))
+
+
+def _typed_rows(names: list[str]) -> dict[str, int]:
+    return {name: int(value) for name in names[:MAX_LISTED_DATASETS]
+            if (value := st.session_state.get(f"config_rows_{name}")) is not None}
 
 
 def import_config() -> None:
     """Read the pasted or uploaded YAML; on success put it into the shared setup (runs as a callback)."""
     upload = st.session_state.get("config_upload")
-    text = upload.getvalue() if upload is not None else st.session_state.get("config_text", "")
+    text = current_text()
     if upload is None and not (text or "").strip():  # nothing pasted, or a file the uploader turned away
         st.session_state[RESULT] = ("nothing", None)
         return
     rows = st.session_state.get("config_num_samples")
+    files = {f.name: f.getvalue() for f in st.session_state.get("config_data_files") or []}
+    st.session_state[FUNNEL] = None
     try:
         imported = read_config(text, num_samples=int(rows) if rows else None)
-        values = imported.values
+        values = dict(imported.values)
+        typed = _typed_rows(named_datasets(text))
+        if not rows and "num_samples" not in imported.document and (files or typed):
+            funnel = funnel_from_uploads(imported.document, files, typed)
+            values["num_samples"] = funnel.train_examples
+            st.session_state[FUNNEL] = funnel
         setup_from_mapping({"num_samples": 1, **values})  # the setup's own validation, before anything changes
-        if imported.needs_num_samples:
+        if "num_samples" not in values:
             st.session_state[RESULT] = ("needs_samples", imported)
             return
-    except (ConfigError, SetupError) as problem:
+    except (ConfigError, InputError) as problem:
         st.session_state[RESULT] = ("error", problem)
         return
     state.apply_values(values)
+    funnel = st.session_state[FUNNEL]
+    st.session_state[state.SAMPLES_FROM_DATASETS] = funnel.train_examples if funnel is not None else None
     st.session_state[RESULT] = ("ok", imported)
 
 
@@ -46,6 +86,17 @@ with paste:
 with upload:
     st.file_uploader(t(lang, "config.file", limit=LIMIT), type=["yaml", "yml"], key="config_upload",
                      max_upload_size=1, help=t(lang, "config.file_help"))
+with st.expander(t(lang, "config.data.heading"), icon=":material/dataset:"):
+    st.markdown(t(lang, "config.data.intro"))
+    st.file_uploader(t(lang, "config.data.files", limit=f"{DATA_LIMIT_MB} MB"), type=DATA_TYPES,
+                     accept_multiple_files=True, key="config_data_files", max_upload_size=DATA_LIMIT_MB,
+                     help=t(lang, "config.data.files_help"))
+    names = named_datasets(current_text())
+    if not names:
+        st.caption(t(lang, "config.data.none"))
+    for name in names[:MAX_LISTED_DATASETS]:
+        st.number_input(t(lang, "config.data.rows", dataset=name), min_value=0, max_value=10**12, value=None, step=1,
+                        key=f"config_rows_{name}", help=t(lang, "config.data.rows_help"))
 st.number_input(t(lang, "config.num_samples"), **state.number_range("num_samples"), value=None, step=1,
                 key="config_num_samples", help=t(lang, "config.num_samples_help"),
                 placeholder=t(lang, "config.num_samples_placeholder"))
@@ -60,11 +111,16 @@ elif status == "needs_samples":
     st.warning(t(lang, "config.needs_samples"), icon=":material/help:")
 elif status == "ok":
     st.success(t(lang, "config.applied"), icon=":material/check_circle:")
-if status in ("ok", "needs_samples"):
+if status == "ok" and st.session_state.get(FUNNEL) is not None:
+    funnel_view.show_funnel(st.session_state[FUNNEL], lang)
+elif status in ("ok", "needs_samples"):
     for line in payload.sample_lines:
         st.markdown(f"- {line.get(lang)}")
+if status in ("ok", "needs_samples"):
+    counted = status == "ok" and st.session_state.get(FUNNEL) is not None
     for note in payload.notes:
-        st.info(note.get(lang), icon=":material/info:")
+        if not (counted and note.key in COUNTING_NOTES):
+            st.info(note.get(lang), icon=":material/info:")
     used, ignored = st.columns(2)
     used.markdown(f"**{t(lang, 'config.used')}**  \n" + (", ".join(f"`{k}`" for k in payload.used) or "—"))
     ignored.markdown(f"**{t(lang, 'config.ignored')}**  \n" + (", ".join(f"`{k}`" for k in payload.ignored) or "—"))

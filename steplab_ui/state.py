@@ -225,6 +225,16 @@ def _advanced(lang: str) -> None:
                             help=t(lang, "help.limit_train_batches"), placeholder=t(lang, "sidebar.unset"))
 
 
+SAMPLES_FROM_DATASETS = "_samples_from_datasets"
+"""The sample count the config page worked out from dataset files (the sidebar says so while it stands)."""
+
+
+def _samples_source(lang: str) -> None:
+    counted = st.session_state.get(SAMPLES_FROM_DATASETS)
+    if counted is not None and counted == st.session_state.get("num_samples"):
+        st.caption(t(lang, "config.data.sidebar_source", n=counted))
+
+
 def render_sidebar(lang: str) -> None:
     """Every shared control, in the sidebar, with a short help in the user's language."""
     with st.sidebar:
@@ -235,6 +245,8 @@ def render_sidebar(lang: str) -> None:
         )
         for name in MAIN_FIELDS:
             _main_control(name, lang)
+            if name == "num_samples":
+                _samples_source(lang)
         raw_max = st.query_params.get("max_steps")
         if not _is_set("use_max_steps"):
             st.session_state["use_max_steps"] = bool(raw_max and url_value_problem("max_steps", raw_max) is None

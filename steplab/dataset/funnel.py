@@ -128,7 +128,8 @@ def _process(side: str, table: Table, attrs: Sequence[DatasetAttr | None], setti
             batch=settings.preprocessing_batch_size)))
     else:
         stages.append(Stage("packing", sequences_in, out, msg("dataset.stage.packing", side=msg(
-            f"dataset.side.{side}"), rows=sequences_in, packs=out, cap=cap, too_long=too_long,
+            f"dataset.side.{side}"), rows=sequences_in, packs=out, cap=cap,
+            too_long=msg("dataset.stage.packing_dropped", too_long=too_long) if too_long else "",
             batch=settings.preprocessing_batch_size)))
     return out
 

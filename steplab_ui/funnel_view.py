@@ -1,0 +1,46 @@
+"""The dataset funnel on a page: a bar per stage (the engine's numbers) and its sentences as the text alternative."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from steplab.dataset.funnel import Funnel
+from steplab.i18n import fmt_int, t
+from steplab_ui.layout import COLOURS
+
+
+def stage_label(code: str, dataset: str | None, lang: str) -> str:
+    """A bar's short name: the stage, and the dataset it belongs to."""
+    label = t(lang, f"config.data.stage.{code}")
+    return f"{label} · {dataset}" if dataset else label
+
+
+def funnel_figure(funnel: Funnel, lang: str) -> go.Figure:
+    """Rows after each stage, top to bottom; the last bar, the Trainer's N, in the micro-batch colour."""
+    labels = [stage_label(s.code, s.dataset, lang) for s in funnel.stages]
+    values = [s.rows_out for s in funnel.stages]
+    labels.append(t(lang, "config.data.stage.examples"))
+    values.append(funnel.train_examples)
+    colours = [COLOURS["sample"]] * (len(values) - 1) + [COLOURS["micro_batch"]]
+    bars = go.Bar(y=labels, x=values, orientation="h", marker={"color": colours}, text=[fmt_int(v) for v in values],
+                  textposition="auto", hovertemplate="%{y}: %{x:,}<extra></extra>")
+    figure = go.Figure(bars)
+    figure.update_layout(height=60 + 38 * len(values), margin={"l": 10, "r": 10, "t": 10, "b": 30},
+                         yaxis={"autorange": "reversed", "automargin": True},
+                         xaxis={"title": {"text": t(lang, "config.data.axis")}, "separatethousands": True})
+    return figure
+
+
+def show_funnel(funnel: Funnel, lang: str) -> None:
+    """The picture, then every stage and assumption in words (the figure's text alternative)."""
+    st.markdown(f"**{t(lang, 'config.data.title')}**")
+    st.plotly_chart(funnel_figure(funnel, lang), theme="streamlit", config={"displayModeBar": False},
+                    key="config_funnel")
+    summary = t(lang, "config.data.summary", train=fmt_int(funnel.train_examples))
+    if funnel.eval_examples is not None:
+        summary += t(lang, "config.data.summary_eval", eval=fmt_int(funnel.eval_examples))
+    st.markdown(summary)
+    st.markdown("\n".join(f"{i}. {stage.note.get(lang)}" for i, stage in enumerate(funnel.stages, 1)))
+    for assumption in funnel.assumptions:
+        st.caption(assumption.get(lang))

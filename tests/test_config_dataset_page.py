@@ -1,0 +1,43 @@
+"""/config's dataset section without a browser (Streamlit's AppTest): typed row counts go through the dataset
+stage, the funnel is shown, the sample count reaches the setup; a bad count or an impossible split says why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from steplab.dataset.load import funnel_from_rows
+from steplab.i18n import fmt_int, t
+
+ROOT = Path(__file__).resolve().parents[1]
+YAML = (ROOT / "tests" / "data" / "llamafactory-runs" / "configs" / "b_val01.yaml").read_text()
+
+
+def page(lang: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app_pages" / "config.py"), default_timeout=60)
+    at.query_params["lang"] = lang
+    return at.run()
+
+
+def test_typed_rows_fill_the_sample_count_through_the_dataset_stage():
+    for lang in ("zh", "en"):
+        at = page(lang)
+        at.text_area(key="config_text").set_value(YAML).run()
+        at.number_input(key="config_rows_alp1000").set_value(1000).run()
+        at.button[0].click().run()
+        assert not at.exception and at.success
+        expected = funnel_from_rows({"dataset": "alp1000", "val_size": 0.1}, {"alp1000": 1000}).train_examples
+        assert at.session_state["num_samples"] == expected == 900
+        shown = " ".join(m.value for m in at.markdown)
+        assert fmt_int(900) in shown and t(lang, "config.data.title") in shown
+
+
+def test_an_impossible_split_is_said_and_nothing_changes():
+    at = page("en")
+    before = at.session_state["num_samples"]
+    at.text_area(key="config_text").set_value(YAML.replace("val_size: 0.1", "val_size: 5000")).run()
+    at.number_input(key="config_rows_alp1000").set_value(1000).run()
+    at.button[0].click().run()
+    assert not at.exception and at.error
+    assert at.session_state["num_samples"] == before
