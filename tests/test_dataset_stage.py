@@ -230,3 +230,15 @@ def test_uploads_say_which_file_is_missing_and_typed_rows_fill_in():
     with pytest.raises(DatasetError) as caught:
         funnel_from_uploads(config("d_packing"), {k: v for k, v in uploads("d_packing").items() if k != "tokenizer.json"})
     assert caught.value.code == "dataset.no_tokenizer"
+
+
+def test_pt_without_packing_keeps_one_example_per_row():
+    funnel = funnel_from_files({**config("h_pt"), "packing": False}, RUNS)
+    assert funnel.train_examples == 1600 and not data_settings({"stage": "pt", "packing": False}).needs_tokens
+
+
+def test_pt_with_packing_said_in_the_yaml_cuts_blocks_one_token_shorter():
+    default = funnel_from_files(config("h_pt"), RUNS)
+    explicit = funnel_from_files({**config("h_pt"), "packing": True}, RUNS)
+    blocks = next(s for s in explicit.stages if s.code == "pt_blocks")
+    assert "63" in blocks.note.en and explicit.train_examples >= default.train_examples

@@ -106,7 +106,7 @@ def _process(side: str, table: Table, attrs: Sequence[DatasetAttr | None], setti
                             msg("dataset.stage.invalid", side=msg(f"dataset.side.{side}"), rows=rows,
                                 dropped=dropped, kept=rows - dropped, processor=kind)))
     if not settings.needs_tokens:
-        return rows - dropped
+        return rows - dropped  # truncated to cutoff_len, never dropped for length
     if tokenizer is None:
         raise DatasetError("dataset.no_tokenizer", path=str(settings.model_name_or_path))
     cap = settings.sequence_cap
@@ -117,7 +117,8 @@ def _process(side: str, table: Table, attrs: Sequence[DatasetAttr | None], setti
         if settings.processor == "pretrain":
             out += sum(pretrain_tokens(tokenizer, example) for example in chosen) // cap
             continue
-        lengths = [supervised_length(tokenizer.turns(e), cap, tokenizer.template.efficient_eos) for e in chosen]
+        lengths = [supervised_length(tokenizer.turns(e), cap, tokenizer.template.efficient_eos, settings.mask_history)
+                   for e in chosen]
         fitting = [length for length in lengths if length <= cap]
         too_long += len(lengths) - len(fitting)
         out += greedy_packs(fitting, cap)

@@ -23,6 +23,7 @@ DATA_FIELDS: dict[str, Field] = {field.name: field for field in (
     Field("preprocessing_batch_size", "int", 1000, 1, 10**9),
     Field("preprocessing_num_workers", "int", None, 1, 1024, optional=True),
     Field("streaming", "bool", False),
+    Field("mask_history", "bool", False),
     Field("seed", "int", 42, 0, 2**32 - 1),
 )}
 """LLaMA-Factory's own data fields: kind, range and default (`hparams/data_args.py`, 0.9.5)."""
@@ -49,6 +50,7 @@ class DataSettings:
     preprocessing_num_workers: int | None = None
     mix_strategy: str = "concat"
     streaming: bool = False
+    mask_history: bool = False
     tokenized_path: str | None = None
     seed: int = 42
 
@@ -70,7 +72,8 @@ class DataSettings:
 
     @property
     def needs_tokens(self) -> bool:
-        return self.processor in ("packed", "pretrain")
+        """Packing and pt blocks count tokens; `stage: pt` with `packing: false` keeps one example per row."""
+        return self.processor == "packed" or (self.processor == "pretrain" and self.packs)
 
 
 def data_settings(values: Mapping[str, Any]) -> DataSettings:

@@ -141,10 +141,15 @@ def infer_seqlen(source_len: int, target_len: int, cutoff_len: int) -> tuple[int
     return new_source_len, new_target_len
 
 
-def supervised_length(turns: list[int], cutoff_len: int, efficient_eos: bool = False) -> int:
-    """The tokens of one sft example after truncation (`SupervisedDatasetProcessor._encode_data_example`)."""
+def supervised_length(turns: list[int], cutoff_len: int, efficient_eos: bool = False,
+                      mask_history: bool = False) -> int:
+    """The tokens of one sft example after truncation (`SupervisedDatasetProcessor._encode_data_example`).
+
+    Turns are cut in order, each to what `cutoff_len` leaves; `mask_history` cuts from the last turn back.
+    """
     total = 1 if efficient_eos else 0
-    for source, target in zip(turns[0::2], turns[1::2], strict=False):
+    pairs = list(zip(turns[0::2], turns[1::2], strict=False))
+    for source, target in reversed(pairs) if mask_history else pairs:
         if total >= cutoff_len:
             break
         source, target = infer_seqlen(source, target, cutoff_len - total)
