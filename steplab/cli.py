@@ -35,8 +35,8 @@ def plan_to_json(plan: Plan, lr_per_step: bool = False, unknown: list[str] | Non
     }
     if lr_per_step:
         if plan.optimizer_steps > MAX_LISTED_RATES:
-            raise ValueError(f"--lr-per-step: the run has {plan.optimizer_steps:,} optimizer steps, more than the "
-                             f"{MAX_LISTED_RATES:,} learning rates the JSON lists")
+            raise SetupError("setup.too_many_rates", field="--lr-per-step", steps=plan.optimizer_steps,
+                             limit=MAX_LISTED_RATES)
         result["learning_rates"] = plan.learning_rates()  # a float64 array: orjson writes it without a list
     return result
 
@@ -61,7 +61,7 @@ def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     for item in args.set or []:
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
-            raise SetupError("--set", f"expected KEY=VALUE, got {item!r}.", f"应为 KEY=VALUE,收到 {item!r}。")
+            raise SetupError("setup.set_syntax", field="--set", value=repr(item))
         values[key.strip()] = _parse_value(raw)
     if args.trainer:
         values["trainer"] = args.trainer
@@ -80,8 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         values, ignored = _read_values(args)
         if "num_samples" not in values:
-            raise SetupError("num_samples", "is required (in the YAML or with --set num_samples=N).",
-                             "必须给出(在 YAML 中或用 --set num_samples=N)。")
+            raise SetupError("setup.num_samples_required", field="num_samples")
         setup, unknown = setup_from_mapping(values)
         plan = make_plan(setup)
         result = plan_to_json(plan, args.lr_per_step, [k for k in unknown if k not in ignored])

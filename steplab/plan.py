@@ -133,10 +133,7 @@ def _horizon(setup: TrainingSetup, profile: TrainerProfile, length: int) -> tupl
     ga = setup.gradient_accumulation_steps
     if profile.framework == "lightning":
         if setup.num_train_epochs != int(setup.num_train_epochs):
-            raise SetupError(
-                "num_train_epochs", "Lightning's max_epochs is a whole number of epochs.",
-                "Lightning 的 max_epochs 只能是整数轮。",
-            )
+            raise SetupError("setup.lightning_whole_epochs", field="num_train_epochs")
         per_epoch = ceil_div(length, ga)
         epochs = max(int(setup.num_train_epochs), 1)
         total = per_epoch * epochs

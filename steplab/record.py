@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from steplab.errors import SetupError
 from steplab.events import events
 from steplab.plan import Plan
 
@@ -14,13 +15,13 @@ from steplab.plan import Plan
 MAX_LISTED_EVENTS = 1_000_000
 
 
-class TooManyEvents(ValueError):
+class TooManyEvents(SetupError):
     """A record would list more event steps than `MAX_LISTED_EVENTS`."""
 
     def __init__(self, kind: str, count: int):
-        field = {"eval": "eval", "save": "save", "log": "logging"}[kind]
-        super().__init__(f"{field}_steps: the run has {count:,} {kind} steps, more than the {MAX_LISTED_EVENTS:,} "
-                         f"a record lists; raise {field}_steps or set {field}_strategy=no")
+        prefix = {"eval": "eval", "save": "save", "log": "logging"}[kind]
+        super().__init__("setup.too_many_events", field=f"{prefix}_steps", prefix=prefix, kind=kind, count=count,
+                         limit=MAX_LISTED_EVENTS)
         self.kind = kind
         self.count = count
 

@@ -100,8 +100,7 @@ _WSD_COUNTS = frozenset({"num_stable_steps", "num_decay_steps"})  # None passes 
 
 def _release(profile: str) -> str:
     if profile not in _RELEASE:
-        raise SetupError("profile", f"unknown profile {profile!r}; choose one of {list(PROFILES)}.",
-                         f"未知的配置档 {profile!r};可选 {list(PROFILES)}。")
+        raise SetupError("setup.unknown_profile", field="profile", value=repr(profile), choices=str(list(PROFILES)))
     return _RELEASE[profile]
 
 
@@ -179,17 +178,13 @@ def _check_types(name: str, call: _Call, kwargs: Mapping[str, Any]) -> None:
         if key in ("warmup_type", "decay_type"):
             continue  # any value reaches the real "Unknown ... type" check
         if isinstance(default, str):
-            ok = isinstance(value, str)
-            en, zh = "must be text", "必须是文本"
+            ok, code = isinstance(value, str), "setup.kwarg_not_text"
         elif value is None:
-            ok = key in call.none_ok
-            en, zh = "must be a number here (None is not accepted)", "这里必须是数字(不接受 None)"
+            ok, code = key in call.none_ok, "setup.kwarg_none"
         else:
-            ok = _is_number(value)
-            en, zh = "must be a number", "必须是数字"
+            ok, code = _is_number(value), "setup.kwarg_not_number"
         if not ok:
-            raise SetupError(f"lr_scheduler_kwargs.{key}", f"{en} for {name}, got {value!r}.",
-                             f"{zh}({name}),收到 {value!r}。")
+            raise SetupError(code, field=f"lr_scheduler_kwargs.{key}", scheduler=name, value=repr(value))
 
 
 def _division_message(numerator: Any, denominator: Any) -> str:
@@ -239,8 +234,7 @@ def _resolved(name: str, kwargs: Mapping[str, Any] | None, *, profile: str, lear
         raise _refuse("ValueError", f"{name} is not a valid SchedulerType, please select one of "
                                     f"{_ENUM_VALUES[release]}", "lr_scheduler_type")
     if name not in SCHEDULER_TYPES:
-        raise SetupError("lr_scheduler_type", f"StepLab does not model the {name!r} scheduler.",
-                         f"StepLab 不支持 {name!r} 调度器。")
+        raise SetupError("setup.unmodelled_scheduler", field="lr_scheduler_type", scheduler=repr(name))
     call = _schedule(name, release).call
     kwargs = dict(kwargs or {}) if call.forwards_kwargs else {}
     _check_binding(call, kwargs)
@@ -451,8 +445,7 @@ def _wsd_446(s: np.ndarray, W: int, S: float | None, D: float | None, min_lr_rat
 
 
 def _metric_driven(name: str) -> SetupError:
-    return SetupError("lr_scheduler_type", f"{name} is driven by evaluation metrics: no curve can be drawn in advance.",
-                      f"{name} 由评估指标驱动,无法预先画出曲线。")
+    return SetupError("setup.metric_driven", field="lr_scheduler_type", scheduler=name)
 
 
 _BLOCK = 1 << 15  # steps evaluated at a time: small temporaries stay in the allocator's cache

@@ -73,30 +73,25 @@ class TrainingSetup:
 assert tuple(f.name for f in fields(TrainingSetup)) == FIELD_NAMES, "TrainingSetup must list FIELDS in order"
 DEFAULTS = TrainingSetup()
 ALIASES = {"evaluation_strategy": "eval_strategy"}
+KWARGS_EXAMPLE = '{"num_cycles": 1}'  # what a `lr_scheduler_kwargs` error shows as an example
 
 
-def _describe(kind: str, low: float | None = None, high: float | None = None) -> tuple[str, str]:
-    """English and Chinese wording of what a field allows."""
-    names = {
-        "int": ("a whole number", "整数"),
-        "float": ("a number", "数字"),
-        "bool": ("true or false", "true 或 false"),
-        "str": ("a text value", "文本"),
-    }
-    en, zh = names[kind]
-    if low is not None and high is not None:
-        return f"{en} from {low:,} to {high:,}", f"{low:,} 到 {high:,} 之间的{zh}"
-    if low is not None:
-        return f"{en} of at least {low:,}", f"不小于 {low:,} 的{zh}"
-    return en, zh
+def _shown(value: Any) -> str:
+    """A value as an error quotes it: its repr, cut to 40 characters."""
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+# The error codes of a value of the wrong kind, and of a number outside the field's range.
+_NOT_KIND = {"int": "setup.not_int", "float": "setup.not_number", "bool": "setup.not_bool"}
+_OUT_OF_RANGE = {"int": "setup.int_range", "float": "setup.number_range"}
 
 
 def _bad(name: str, value: Any, kind: str, low: float | None = None, high: float | None = None) -> SetupError:
-    en, zh = _describe(kind, low, high)
-    shown = repr(value)
-    if len(shown) > 40:
-        shown = shown[:37] + "..."
-    return SetupError(name, f"got {shown}; allowed: {en}.", f"收到 {shown};允许的值:{zh}。")
+    """`value` is not what field `name` allows: a `kind` ("int", "float", "bool"), in [low, high] if given."""
+    if low is not None and high is not None:
+        return SetupError(_OUT_OF_RANGE[kind], field=name, value=_shown(value), lo=low, hi=high)
+    return SetupError(_NOT_KIND[kind], field=name, value=_shown(value))
 
 
 def _as_number(name: str, value: Any, kind: str) -> float:
@@ -140,9 +135,7 @@ def _bool(name: str, value: Any) -> bool:
 def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     text = str(value).strip() if isinstance(value, str | int | float) and not isinstance(value, bool) else None
     if text not in choices:
-        allowed = ", ".join(choices)
-        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-        raise SetupError(name, f"got {shown}; allowed: {allowed}.", f"收到 {shown};允许的值:{allowed}。")
+        raise SetupError("setup.choice", field=name, value=_shown(value), allowed=", ".join(choices))
     return text
 
 
@@ -155,16 +148,13 @@ def _kwargs(name: str, value: Any) -> tuple[tuple[str, Any], ...]:
         try:
             value = json.loads(value)
         except ValueError:
-            raise SetupError(name, "must be a mapping such as {\"num_cycles\": 1}.",
-                             "必须是一个映射,例如 {\"num_cycles\": 1}。") from None
+            raise SetupError("setup.kwargs_mapping", field=name, example=KWARGS_EXAMPLE) from None
     if not isinstance(value, Mapping):
-        raise SetupError(name, "must be a mapping such as {\"num_cycles\": 1}.",
-                         "必须是一个映射,例如 {\"num_cycles\": 1}。")
+        raise SetupError("setup.kwargs_mapping", field=name, example=KWARGS_EXAMPLE)
     items = []
     for key, item in value.items():
         if not isinstance(key, str) or not (item is None or isinstance(item, str | int | float | bool)):
-            raise SetupError(name, f"key {key!r} must be a name with a plain number or text value.",
-                             f"键 {key!r} 必须是名称,值必须是数字或文本。")
+            raise SetupError("setup.kwargs_item", field=name, key=repr(key))
         if isinstance(item, float) and not math.isfinite(item):
             raise _bad(f"{name}.{key}", item, "float")
         items.append((key, item))

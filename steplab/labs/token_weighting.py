@@ -19,7 +19,6 @@ import torch
 from torch import nn
 
 from steplab.errors import InputError
-from steplab.i18n import Text
 from steplab.labs.torchkit import seeded
 
 VOCAB, WIDTH = 48, 16
@@ -34,21 +33,18 @@ class LabInputError(InputError):
 
 def parse_lengths(text: str, batch_size: int) -> list[int]:
     """'3, 40, 9, 16' → [3, 40, 9, 16]: label tokens per sequence, filled into micro-batches of `batch_size`."""
-    parts = [p for p in re.split(r"[\s,，、;；]+", text.strip()) if p]
+    parts = [p for p in re.split(r"[\s,\uff0c\u3001;\uff1b]+", text.strip()) if p]  # and Chinese , and ;
     if not parts:
-        raise LabInputError(Text("请至少填写一个长度。", "Enter at least one length."))
+        raise LabInputError("lab_input.empty")
     if not all(p.isdigit() for p in parts):
-        raise LabInputError(Text("长度只能是正整数，用逗号分隔。", "Lengths must be whole numbers, separated by commas."))
+        raise LabInputError("lab_input.not_whole")
     lengths = [int(p) for p in parts]
     if not all(1 <= n <= MAX_LENGTH for n in lengths):
-        raise LabInputError(Text(f"每条序列的长度须在 1 到 {MAX_LENGTH} 之间。",
-                                 f"Each length must be between 1 and {MAX_LENGTH}."))
+        raise LabInputError("lab_input.length_range", low=1, high=MAX_LENGTH)
     if len(lengths) > MAX_SEQUENCES:
-        raise LabInputError(Text(f"最多 {MAX_SEQUENCES} 条序列。", f"At most {MAX_SEQUENCES} sequences."))
+        raise LabInputError("lab_input.too_many", limit=MAX_SEQUENCES)
     if len(lengths) % batch_size:
-        raise LabInputError(Text(
-            f"{len(lengths)} 条序列无法平均分成每批 {batch_size} 条的小批次：请填写 {batch_size} 的倍数条。",
-            f"{len(lengths)} sequences do not fill micro-batches of {batch_size}: enter a multiple of {batch_size}."))
+        raise LabInputError("lab_input.not_multiple", count=len(lengths), batch_size=batch_size)
     return lengths
 
 
