@@ -32,7 +32,7 @@ from steplab import schedules
 from steplab.config_io import write_config
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.events import events
-from steplab.i18n import Text, fmt_float, fmt_int, fmt_lr
+from steplab.i18n import Message, fmt_float, fmt_lr, msg
 from steplab.plan import Plan, make_plan
 from steplab.setup import TrainingSetup
 
@@ -369,35 +369,21 @@ def event_steps(plan: Plan, kind: str, cap: int = CAP) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 
 
-def summary(result: Curve) -> Text:
+def summary(result: Curve) -> Message:
     """The curve in one sentence: peak and where, first and last update, warmup (also the chart's text alternative)."""
     plan = result.plan
-    peak, at = fmt_lr(result.peak), fmt_int(result.peak_step)
-    horizon, runs = fmt_int(plan.max_steps), fmt_int(plan.optimizer_steps)
     if result.warmup:
-        warm = Text(f"预热 {fmt_int(result.warmup)} 步", f"warmup takes {fmt_int(result.warmup)} steps")
+        warm = msg("curve.warmup.steps", warmup=result.warmup)
     elif plan.setup.lr_scheduler_type == "constant" and plan.warmup_steps:
-        warm = Text(f"没有预热（constant 忽略 warmup_steps = {fmt_int(plan.warmup_steps)}）",
-                    f"there is no warmup (constant ignores warmup_steps = {fmt_int(plan.warmup_steps)})")
+        warm = msg("curve.warmup.ignored", warmup_steps=plan.warmup_steps)
     else:
-        warm = Text("没有预热", "there is no warmup")
+        warm = msg("curve.warmup.none")
+    peak = {"peak": fmt_lr(result.peak), "at": result.peak_step, "horizon": plan.max_steps, "warm": warm}
     if result.first is None:
-        return Text(
-            f"这次训练一次更新也不会执行（计划 {horizon} 步）；计划中的学习率在第 {at} 步达到峰值 {peak}，{warm.zh}。",
-            f"No update runs at all ({horizon} were planned); the planned learning rate would peak at {peak} "
-            f"at step {at}, and {warm.en}.",
-        )
-    first, last = fmt_lr(result.first), fmt_lr(result.last)
-    stop_zh = stop_en = ""
-    if plan.optimizer_steps < plan.max_steps:
-        stop_zh = f"，训练在计划的 {horizon} 步中的第 {runs} 步就停止了"
-        stop_en = f", and training stops after {runs} of the {horizon} planned steps"
-    return Text(
-        f"学习率在第 {at} 步达到峰值 {peak}；第 1 次更新的学习率是 {first}，最后一次更新（第 {runs} 步）是 {last}；"
-        f"{warm.zh}{stop_zh}。",
-        f"The learning rate peaks at {peak} at step {at}; update 1 uses {first} and the last update "
-        f"(step {runs}) uses {last}; {warm.en}{stop_en}.",
-    )
+        return msg("curve.summary.no_update", **peak)
+    ran = {"first_update": 1, "first": fmt_lr(result.first), "last": fmt_lr(result.last), "runs": plan.optimizer_steps}
+    stops_early = plan.optimizer_steps < plan.max_steps
+    return msg("curve.summary.stops_early" if stops_early else "curve.summary.runs", **peak, **ran)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -424,15 +410,13 @@ def setup_yaml(setup: TrainingSetup, lang: str = "en") -> str:
 
 
 _COMMENTS = {
-    "model": Text("代替你的模型", "stands in for your model"),
-    "loop": Text("Trainer 在每次 optimizer.step() 之后调用一次 scheduler.step()",
-                 "the Trainer calls scheduler.step() once after every optimizer.step()"),
-    "lr": Text("第 k 次更新使用 scheduler 走了 k - 1 步之后的学习率", "update k uses the LR after k - 1 scheduler steps"),
-    "plateau": Text("每次评估之后用评估指标调用一次（patience 数的是评估次数）",
-                    "once after every evaluation, with the metric (patience counts evaluations)"),
-    "plain": Text("StepLab 引擎自己的逐步函数，与 transformers 的实现逐运算一致",
-                  "StepLab's own per-step function, operation for operation as in transformers"),
+    "model": msg("curve.comment.model"),
+    "loop": msg("curve.comment.loop"),
+    "lr": msg("curve.comment.lr", previous="k - 1"),
+    "plateau": msg("curve.comment.plateau"),
+    "plain": msg("curve.comment.plain"),
 }
+"""The comments of the code snippets, in the reader's language."""
 
 
 def _loop(count: int, lang: str) -> list[str]:
@@ -636,12 +620,10 @@ def variant(plan: Plan, kind: str, value: Any) -> TrainingSetup:
     raise ValueError(f"unknown overlay kind {kind!r}; choose one of {OVERLAY_KINDS}")
 
 
-def variant_label(kind: str, value: Any, plan: Plan) -> Text:
+def variant_label(kind: str, value: Any, plan: Plan) -> Message:
     """The legend name of an overlay, with the horizon it leads to."""
-    total = fmt_int(plan.max_steps)
     if kind == "scheduler":
-        return Text(f"{value} · 共 {total} 步", f"{value} · {total} steps")
+        return msg("curve.variant.scheduler", scheduler=value, total=plan.max_steps)
     if kind == "max_steps":
-        return Text(f"max_steps = {fmt_int(int(value))}", f"max_steps = {fmt_int(int(value))}")
-    epochs = fmt_float(float(value), 2)
-    return Text(f"{epochs} 轮 → 共 {total} 步", f"{epochs} epochs → {total} steps")
+        return msg("curve.variant.max_steps", max_steps=int(value))
+    return msg("curve.variant.epochs", epochs=fmt_float(float(value), 2), total=plan.max_steps)

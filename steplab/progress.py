@@ -2,7 +2,8 @@
 
 `to_code` turns it into a short code to copy (`SL1-` + Crockford base32 of a compact payload and a checksum);
 `to_json` into a small file to download. `from_code` / `from_json` read them back and reject anything
-invalid with a `ProgressError` that says why, in both languages; inputs are capped in length first.
+invalid with a `ProgressError` that says why (its code is a catalogue key, `progress.*`); inputs are capped in
+length first.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steplab.errors import InputError
-from steplab.i18n import Text
 from steplab.lessons import lesson_numbers
 
 VERSION = 1
@@ -95,10 +95,6 @@ def _copy(progress: Progress, **changes: Any) -> Progress:
     return Progress(**values)
 
 
-def _error(zh: str, en: str) -> ProgressError:
-    return ProgressError(Text(zh, en))
-
-
 def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
 
@@ -106,49 +102,47 @@ def _is_count(value: Any) -> bool:
 def _validate(progress: Progress) -> None:
     if not isinstance(progress.lessons_done, frozenset) or not all(
             isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= LESSON_COUNT for n in progress.lessons_done):
-        raise _error(f"已完成的课必须是 1 到 {LESSON_COUNT} 之间的课号。",
-                     f"Lessons done must be lesson numbers from 1 to {LESSON_COUNT}.")
+        raise ProgressError("progress.lessons_done_range", first=1, last=LESSON_COUNT)
     numbers = [item[0] for item in progress.lesson_scores if isinstance(item, tuple) and len(item) == 3]
     if len(numbers) != len(progress.lesson_scores) or numbers != sorted(set(numbers)):
-        raise _error("各课得分的格式不对。", "The lesson scores are malformed.")
+        raise ProgressError("progress.scores_malformed")
     for lesson, correct, attempts in progress.lesson_scores:
         if not (isinstance(lesson, int) and not isinstance(lesson, bool) and 1 <= lesson <= LESSON_COUNT):
-            raise _error(f"得分里的课号必须在 1 到 {LESSON_COUNT} 之间。",
-                         f"A lesson score names a lesson outside 1–{LESSON_COUNT}.")
+            raise ProgressError("progress.score_lesson_range", first=1, last=LESSON_COUNT)
         if not (_is_count(correct) and _is_count(attempts) and correct <= attempts):
-            raise _error(f"第 {lesson} 课的得分不合理。", f"The score of lesson {lesson} is not possible.")
+            raise ProgressError("progress.score_impossible", lesson=lesson)
     if not (_is_count(progress.selfstudy_correct) and _is_count(progress.selfstudy_attempts)
             and progress.selfstudy_correct <= progress.selfstudy_attempts):
-        raise _error("自测得分不合理。", "The self-check score is not possible.")
+        raise ProgressError("progress.selfstudy_impossible")
 
 
 def from_dict(data: Any) -> Progress:
     """A progress from plain values (the session's dict or a file's JSON), validated."""
     if not isinstance(data, Mapping):
-        raise _error("进度数据必须是一个对象。", "Progress data must be an object.")
+        raise ProgressError("progress.not_object")
     lessons = data.get("lessons_done", [])
     scores = data.get("lesson_scores", {})
     selfstudy = data.get("selfstudy", {"correct": 0, "attempts": 0})
     seen = data.get("seen", [])
     if not isinstance(lessons, list) or len(lessons) > LESSON_COUNT:
-        raise _error("lessons_done 必须是课号列表。", "lessons_done must be a list of lesson numbers.")
+        raise ProgressError("progress.lessons_done_not_list")
     if not isinstance(scores, Mapping) or len(scores) > LESSON_COUNT:
-        raise _error("lesson_scores 的格式不对。", "lesson_scores is malformed.")
+        raise ProgressError("progress.lesson_scores_malformed")
     if not isinstance(selfstudy, Mapping):
-        raise _error("selfstudy 的格式不对。", "selfstudy is malformed.")
+        raise ProgressError("progress.selfstudy_malformed")
     items = []
     for key, value in scores.items():
         if not (isinstance(key, str) and key.isascii() and key.isdigit() and len(key) <= 2):
-            raise _error("lesson_scores 的键必须是课号。", "lesson_scores keys must be lesson numbers.")
+            raise ProgressError("progress.lesson_scores_key")
         if not (isinstance(value, list) and len(value) == 2):
-            raise _error("每课得分必须是 [答对数, 作答数]。", "Each lesson score must be [correct, attempts].")
+            raise ProgressError("progress.lesson_score_shape")
         items.append((int(key), value[0], value[1]))
     if not isinstance(seen, list) or len(seen) > 500 or not all(isinstance(s, str) and len(s) <= 100 for s in seen):
         seen = []
     if not all(isinstance(n, int) and not isinstance(n, bool) for n in lessons) or len(set(lessons)) != len(lessons):
-        raise _error("lessons_done 必须是不重复的课号。", "lessons_done must list each lesson number once.")
+        raise ProgressError("progress.lessons_done_repeated")
     if len({n for n, _, _ in items}) != len(items):
-        raise _error("lesson_scores 里有重复的课号。", "lesson_scores repeats a lesson.")
+        raise ProgressError("progress.lesson_scores_repeated")
     return Progress(frozenset(lessons), tuple(sorted(items, key=lambda item: item[0])), selfstudy.get("correct"),
                     selfstudy.get("attempts"), frozenset(seen))
 
@@ -170,14 +164,14 @@ def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
     value = shift = 0
     for _ in range(4):  # 4 × 7 bits > MAX_COUNT
         if pos >= len(data):
-            raise _error("进度码不完整。", "The progress code is incomplete.")
+            raise ProgressError("progress.code_incomplete")
         byte = data[pos]
         pos += 1
         value |= (byte & 0x7F) << shift
         shift += 7
         if not byte & 0x80:
             return value, pos
-    raise _error("进度码里的数字太大。", "A number in the progress code is too large.")
+    raise ProgressError("progress.code_number_too_large")
 
 
 def _checksum(version: int, payload: bytes) -> bytes:
@@ -207,11 +201,11 @@ def _b32decode(text: str) -> bytes:
     number = 0
     for char in text:
         if char not in READ_AS:
-            raise _error(f"进度码里有无效字符 {char!r}。", f"The progress code has an invalid character {char!r}.")
+            raise ProgressError("progress.code_invalid_character", char=repr(char))
         number = number * 32 + READ_AS[char]
     raw = number.to_bytes((number.bit_length() + 7) // 8, "big")
     if not raw or raw[0] != 1:
-        raise _error("进度码已损坏。", "The progress code is damaged.")
+        raise ProgressError("progress.code_damaged")
     return raw[1:]
 
 
@@ -229,27 +223,24 @@ CODE_SHAPE = re.compile(rf"{PREFIX}(\d{{1,3}})[\s\-]+([0-9A-Z][0-9A-Z\s\-]*)")
 def from_code(text: Any) -> Progress:
     """Read a progress code back; `ProgressError` for anything that is not a valid code of this version."""
     if not isinstance(text, str) or not text.strip():
-        raise _error("请先粘贴进度码。", "Paste a progress code first.")
+        raise ProgressError("progress.code_missing")
     if len(text) > MAX_CODE_CHARS:
-        raise _error(f"进度码太长（最多 {MAX_CODE_CHARS} 个字符）。",
-                     f"That is too long for a progress code (at most {MAX_CODE_CHARS} characters).")
+        raise ProgressError("progress.code_too_long", limit=MAX_CODE_CHARS)
     upper = text.strip().upper()
     if not upper.isascii():
-        raise _error("进度码只包含英文字母、数字和连字符。", "A progress code has only letters, digits and hyphens.")
+        raise ProgressError("progress.code_not_ascii")
     match = CODE_SHAPE.fullmatch(upper)
     if match is None:
-        raise _error(f"这不是 StepLab 进度码（应以 {PREFIX}{VERSION}- 开头）。",
-                     f"This is not a StepLab progress code (it starts with {PREFIX}{VERSION}-).")
+        raise ProgressError("progress.code_not_steplab", start=f"{PREFIX}{VERSION}-")
     version = int(match.group(1))
     if version != VERSION:
-        raise _error(f"这个进度码来自另一个版本（{version}），无法读取。",
-                     f"This progress code is from another version ({version}) and cannot be read.")
+        raise ProgressError("progress.code_other_version", version=version)
     data = _b32decode(re.sub(r"[\s\-]", "", match.group(2)))
     if len(data) <= CHECKSUM_BYTES:
-        raise _error("进度码不完整。", "The progress code is incomplete.")
+        raise ProgressError("progress.code_incomplete")
     payload, check = data[:-CHECKSUM_BYTES], data[-CHECKSUM_BYTES:]
     if _checksum(version, payload) != check:
-        raise _error("进度码校验失败：可能抄错了一个字符。", "The progress code's checksum does not match: a character may be mistyped.")
+        raise ProgressError("progress.code_checksum")
     return _parse_payload(payload)
 
 
@@ -257,7 +248,7 @@ def _parse_payload(payload: bytes) -> Progress:
     done, pos = _read_varint(payload, 0)
     scored, pos = _read_varint(payload, pos)
     if done >> LESSON_COUNT or scored >> LESSON_COUNT:
-        raise _error("进度码里的课号超出范围。", "The progress code names a lesson that does not exist.")
+        raise ProgressError("progress.code_lesson_range")
     scores = []
     for lesson in range(1, LESSON_COUNT + 1):
         if scored >> (lesson - 1) & 1:
@@ -267,7 +258,7 @@ def _parse_payload(payload: bytes) -> Progress:
     correct, pos = _read_varint(payload, pos)
     attempts, pos = _read_varint(payload, pos)
     if pos != len(payload):
-        raise _error("进度码末尾有多余内容。", "The progress code has extra data at the end.")
+        raise ProgressError("progress.code_extra_data")
     lessons = frozenset(n for n in range(1, LESSON_COUNT + 1) if done >> (n - 1) & 1)
     return Progress(lessons, tuple(scores), correct, attempts)
 
@@ -286,30 +277,29 @@ def from_json(content: Any) -> Progress:
     """Read a progress file back (text or bytes); `ProgressError` for anything invalid."""
     if isinstance(content, bytes | bytearray):
         if len(content) > MAX_JSON_BYTES:
-            raise _error("进度文件太大。", "The progress file is too large.")
+            raise ProgressError("progress.file_too_large")
         try:
             content = bytes(content).decode("utf-8-sig")
         except UnicodeDecodeError:
-            raise _error("进度文件不是 UTF-8 文本。", "The progress file is not UTF-8 text.") from None
+            raise ProgressError("progress.file_not_text", encoding="UTF-8") from None
     if not isinstance(content, str):
-        raise _error("进度文件无法读取。", "The progress file cannot be read.")
+        raise ProgressError("progress.file_unreadable")
     if len(content.encode("utf-8", "surrogatepass")) > MAX_JSON_BYTES:
-        raise _error("进度文件太大。", "The progress file is too large.")
+        raise ProgressError("progress.file_too_large")
     try:
         data = json.loads(content, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
-        raise _error("进度文件不是有效的 JSON。", "The progress file is not valid JSON.") from None
+        raise ProgressError("progress.file_not_json") from None
     if not isinstance(data, Mapping) or data.get("app") != "steplab" or data.get("kind") != "progress":
-        raise _error("这不是 StepLab 进度文件。", "This is not a StepLab progress file.")
+        raise ProgressError("progress.file_not_steplab")
     if data.get("version") != VERSION:
-        raise _error("这个进度文件来自另一个版本，无法读取。", "This progress file is from another version and cannot be read.")
+        raise ProgressError("progress.file_other_version")
     unknown = set(data) - {"app", "kind", "version", "lessons_done", "lesson_scores", "selfstudy", "code"}
     if unknown:
-        raise _error("进度文件里有未知字段。", "The progress file has unknown fields.")
+        raise ProgressError("progress.file_unknown_fields")
     progress = from_dict(data)
     if "code" in data and (not isinstance(data["code"], str) or from_code(data["code"]) != progress):
-        raise _error("进度文件里的内容与其进度码不一致：文件可能被改过。",
-                     "The file's contents do not match its progress code: the file may have been edited.")
+        raise ProgressError("progress.file_code_mismatch")
     return progress
 
 

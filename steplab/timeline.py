@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from steplab import run
-from steplab.i18n import Text, fmt_int, fmt_lr
+from steplab.i18n import Message, fmt_lr, joined, msg
 from steplab.plan import Plan
 
 MAX_LANES = 8  # GPU lanes drawn; more are summarised in one row
@@ -400,147 +400,85 @@ def build_timeline(plan: Plan) -> Timeline:
 # --- narration -----------------------------------------------------------------------------------------
 
 
-def _mb(count: int, lang: str) -> str:
-    if lang == "zh":
-        return f"{fmt_int(count)} 个小批次"
-    return f"{fmt_int(count)} micro-batch" + ("" if count == 1 else "es")
+def _micro_batches(count: int) -> Message:
+    return msg("narration.micro_batches", count=count)
 
 
-def _both(build) -> Text:  # noqa: ANN001 - a small local helper taking a lang -> str function
-    return Text(build("zh"), build("en"))
-
-
-def narration(frame: Frame, timeline: Timeline) -> Text:
-    """What just happened at this frame and why, in both languages."""
-    plan = timeline.plan
-    ga_n, lanes = timeline.accumulation, timeline.world_size
-    ga = fmt_int(ga_n)
-    length = plan.micro_batches_per_epoch
-    profile = plan.profile.matched
-    epoch = frame.epoch + 1
+def _event(frame: Frame, timeline: Timeline) -> Message:
+    """What the micro-batch does to the accumulation bucket: a step (full, short, oversized, across epochs) or a wait."""
+    ga, size = timeline.accumulation, frame.fill
+    profile = timeline.plan.profile.matched
     lr = fmt_lr(frame.lr) if frame.lr is not None else "—"
-    size_n = frame.fill
-    size = fmt_int(size_n)
-    step = fmt_int(frame.step)
-
-    def head(lang: str) -> str:
-        n = fmt_int(frame.samples)
-        where = (f"第 {epoch} 轮第 {fmt_int(frame.micro_batch)} 个小批次（本轮共 {fmt_int(length)} 个）："
-                 if lang == "zh" else
-                 f"Epoch {epoch}, micro-batch {fmt_int(frame.micro_batch)} of {fmt_int(length)}: ")
-        if lanes == 1:
-            who = (f"GPU 对这 {n} 条样本做前向和反向传播" if lang == "zh"
-                   else f"the GPU runs forward and backward on {n} samples")
-        else:
-            who = (f"{lanes} 张 GPU 各自对自己的 {n} 条样本做前向和反向传播" if lang == "zh"
-                   else f"each of the {lanes} GPUs runs forward and backward on its own {n} samples")
-        return where + who
-
-    def event(lang: str) -> str:
-        zh = lang == "zh"
-        samples = fmt_int(frame.bucket_samples)
-        if frame.is_step and frame.carried and size_n > ga_n:
-            return (f"。optimizer.step() #{step}（学习率 {lr}）平均了 {_mb(size_n, lang)}，比 "
-                    f"gradient_accumulation_steps = {ga} 还多：其中 {frame.carried} 个是第 {epoch - 1} 轮剩下的——"
-                    f"{profile} 没取完上一轮的数据，也没在那一轮结束时更新。") if zh else (
-                    f". optimizer.step() #{step} (learning rate {lr}) averages {_mb(size_n, lang)}, more than "
-                    f"gradient_accumulation_steps = {ga}: {frame.carried} were left over from epoch {epoch - 1}, "
-                    f"because {profile} did not fetch all of that epoch and did not step at its end.")
-        if frame.is_step and frame.carried:
-            return (f"。累积桶满了（{size} / {ga}）：其中 {_mb(frame.carried, lang)}来自第 {epoch - 1} 轮，"
-                    f"{_mb(size_n - frame.carried, lang)}来自本轮。optimizer.step() #{step}（学习率 {lr}）"
-                    f"跨了两轮：{profile} 跨轮连续计数，不在每轮结束时更新。") if zh else (
-                    f". The bucket is full ({size} / {ga}): {_mb(frame.carried, lang)} came from epoch {epoch - 1} "
-                    f"and {_mb(size_n - frame.carried, lang)} from this one. optimizer.step() #{step} "
-                    f"(learning rate {lr}) mixes two epochs: {profile} counts micro-batches across epochs and "
-                    f"does not step at an epoch's end.")
-        if frame.is_step and size_n < ga_n:
-            return (f"。这一轮到此结束，{profile} 用一个不满的组更新：optimizer.step() #{step} 只用了 "
-                    f"{size} / {ga} 个小批次（{samples} 条样本），学习率 {lr}。") if zh else (
-                    f". The epoch ends here, so {profile} steps with a short group: optimizer.step() "
-                    f"#{step} uses only {size} of {ga} micro-batches ({samples} samples), learning rate {lr}.")
-        if frame.is_step:
-            return (f"。累积桶满了（{size} / {ga}，共 {samples} 条样本）：optimizer.step() #{step} "
-                    f"用学习率 {lr} 更新一次参数，然后梯度清零，桶清空。") if zh else (
-                    f". The bucket is full ({size} / {ga} = {samples} samples): optimizer.step() #{step} "
-                    f"updates the weights with learning rate {lr}, then the gradients are zeroed and the bucket "
-                    f"empties.")
-        if frame.run_end:
-            return (f"。训练到此结束：桶里的 {_mb(size_n, lang)}算过了，但后面没有 optimizer.step()，"
-                    f"它们的梯度不会被用上。") if zh else (
-                    f". Training ends here: the {_mb(size_n, lang)} in the bucket were computed, but no "
-                    f"optimizer.step() follows, so their gradients are never used.")
-        if frame.epoch_end:
-            return (f"。第 {epoch} 轮到此结束，桶里还有 {_mb(size_n, lang)}；{profile} 不在一轮结束时更新，"
-                    f"它们留到下一轮。") if zh else (
-                    f". Epoch {epoch} ends here with {_mb(size_n, lang)} in the bucket; {profile} does not step at "
-                    f"an epoch's end, so they wait for the next epoch.")
-        if size_n >= ga_n:  # carried micro-batches overfill the bucket (4.47–4.51 count only this epoch's)
-            return (f"。梯度加进累积桶（{size} / {ga}，{samples} 条样本）：桶里已有不少于 "
-                    f"gradient_accumulation_steps 个小批次，但 {profile} 只数本轮的小批次，"
-                    f"要到本轮第 {ga} 个才更新。") if zh else (
-                    f". Its gradients are added to the bucket ({size} / {ga}, {samples} samples): it already holds "
-                    f"gradient_accumulation_steps micro-batches or more, but {profile} counts only this epoch's "
-                    f"micro-batches and steps at micro-batch {ga} of the epoch.")
-        carried = (f"（其中 {frame.carried} 个是上一轮留下的）" if zh
-                   else f" ({frame.carried} carried over from the previous epoch)") if frame.carried else ""
-        return (f"。梯度加进累积桶（{size} / {ga}，{samples} 条样本）{carried}，还不更新：要攒满 {ga} 个小批次。"
-                if zh else
-                f". Its gradients are added to the bucket ({size} / {ga}, {samples} samples){carried}; no update "
-                f"yet: the optimizer waits for {ga} micro-batches.")
-
-    def notes(lang: str) -> str:
-        zh = lang == "zh"
-        parts: list[str] = []
-        if frame.samples < timeline.batch_size:
-            parts.append(f"最后这一批只有 {frame.samples} 条样本。" if zh
-                         else f"This last micro-batch holds only {frame.samples} samples.")
-        if sum(frame.duplicated):
-            repeated = fmt_int(sum(frame.duplicated))
-            parts.append(f"本批中有 {repeated} 条样本是从本轮开头重复取的，好让每张 GPU 拿到一样多的数据。" if zh
-                         else f"{repeated} samples in this micro-batch are repeats from the start of the epoch, "
-                              f"so that every GPU gets the same amount of data.")
-        if frame.skipped:
-            unseen = fmt_int(frame.skipped * lanes * timeline.batch_size - lanes * (timeline.batch_size - plan.epoch.last_batch))
-            parts.append(f"{profile} 按 num_samples % gradient_accumulation_steps 决定最后一块取几批，所以本轮最后 "
-                         f"{_mb(frame.skipped, lang)}没有被取出，其中约 {unseen} 条样本没被看到。" if zh
-                         else f"{profile} sizes the epoch's last chunk by num_samples % gradient_accumulation_steps, "
-                              f"so the last {_mb(frame.skipped, lang)} of this epoch are never fetched (about "
-                              f"{unseen} samples unseen).")
-        if frame.dropped:
-            reason = "limit_train_batches" if plan.epoch.limited_from is not None else "dataloader_drop_last"
-            parts.append(f"每轮有 {fmt_int(frame.dropped)} 条样本没用上（{reason}）。" if zh
-                         else f"{fmt_int(frame.dropped)} samples are left out of every epoch ({reason}).")
-        if frame.is_step and frame.run_end and frame.step >= plan.max_steps:
-            parts.append(f"这是第 {fmt_int(frame.step)} 步，等于 max_steps，训练结束。" if zh
-                         else f"That is update {fmt_int(frame.step)} = max_steps: training stops.")
-        elif frame.is_step and frame.run_end:
-            parts.append("这是最后一次更新，训练结束。" if zh else "That is the last update: training ends.")
-        elif frame.epoch_end and frame.is_step:
-            parts.append(f"第 {epoch} 轮结束。" if zh else f"Epoch {epoch} is complete.")
-        return (("" if zh else " ") + ("" if zh else " ").join(parts)) if parts else ""
-
-    return _both(lambda lang: head(lang) + event(lang) + notes(lang))
+    bucket = {"size": size, "ga": ga, "samples": frame.bucket_samples}
+    stepped = {"step": frame.step, "lr": lr, "profile": profile}
+    previous = frame.epoch  # the epoch before this one, 1-based
+    if frame.is_step and frame.carried and size > ga:
+        return msg("narration.event.oversized_step", **stepped, ga=ga, micro_batches=_micro_batches(size),
+                   carried=frame.carried, previous_epoch=previous)
+    if frame.is_step and frame.carried:
+        return msg("narration.event.step_across_epochs", **bucket, **stepped, previous_epoch=previous,
+                   carried=_micro_batches(frame.carried), own=_micro_batches(size - frame.carried))
+    if frame.is_step and size < ga:
+        return msg("narration.event.short_group", **bucket, **stepped)
+    if frame.is_step:
+        return msg("narration.event.full_step", **bucket, **stepped)
+    if frame.run_end:
+        return msg("narration.event.unused_at_end", micro_batches=_micro_batches(size))
+    if frame.epoch_end:
+        return msg("narration.event.wait_for_next_epoch", epoch=frame.epoch + 1, micro_batches=_micro_batches(size),
+                   profile=profile)
+    if size >= ga:  # carried micro-batches overfill the bucket (4.47–4.51 count only this epoch's)
+        return msg("narration.event.overfilled_wait", **bucket, profile=profile)
+    if frame.carried:
+        return msg("narration.event.accumulate_carried", **bucket, carried=frame.carried)
+    return msg("narration.event.accumulate", **bucket)
 
 
-def totals(timeline: Timeline) -> Text:
-    """The whole run in one sentence, and how much of it the window shows."""
+def _notes(frame: Frame, timeline: Timeline) -> list[Message]:
+    """What else is worth saying about this micro-batch: short, repeated, skipped or dropped samples, the end."""
     plan = timeline.plan
-    rounds, steps = fmt_int(timeline.total_frames), fmt_int(timeline.total_steps)
-    epochs = fmt_int(plan.epochs_run)
-    shown = fmt_int(len(timeline.frames))
+    lanes, batch = timeline.world_size, timeline.batch_size
+    notes: list[Message] = []
+    if frame.samples < batch:
+        notes.append(msg("narration.note.short_batch", samples=frame.samples))
+    if sum(frame.duplicated):
+        notes.append(msg("narration.note.repeats", repeated=sum(frame.duplicated)))
+    if frame.skipped:
+        unseen = frame.skipped * lanes * batch - lanes * (batch - plan.epoch.last_batch)
+        notes.append(msg("narration.note.never_fetched", profile=plan.profile.matched,
+                         micro_batches=_micro_batches(frame.skipped), unseen=unseen))
+    if frame.dropped:
+        reason = "limit_train_batches" if plan.epoch.limited_from is not None else "dataloader_drop_last"
+        notes.append(msg("narration.note.dropped", dropped=frame.dropped, reason=reason))
+    if frame.is_step and frame.run_end and frame.step >= plan.max_steps:
+        notes.append(msg("narration.note.max_steps", step=frame.step))
+    elif frame.is_step and frame.run_end:
+        notes.append(msg("narration.note.last_update"))
+    elif frame.epoch_end and frame.is_step:
+        notes.append(msg("narration.note.epoch_complete", epoch=frame.epoch + 1))
+    return notes
+
+
+def narration(frame: Frame, timeline: Timeline) -> Message:
+    """What just happened at this frame and why: where it is, who computes, the bucket, and any notes."""
+    lanes = timeline.world_size
+    who = (msg("narration.who.one_gpu", samples=frame.samples) if lanes == 1
+           else msg("narration.who.gpus", gpus=lanes, samples=frame.samples))
+    head = msg("narration.head", epoch=frame.epoch + 1, micro_batch=frame.micro_batch,
+               length=timeline.plan.micro_batches_per_epoch, who=who)
+    notes = _notes(frame, timeline)
+    if not notes:
+        return msg("narration.sentence", head=head, event=_event(frame, timeline))
+    return msg("narration.sentence_with_notes", head=head, event=_event(frame, timeline),
+               notes=joined(notes, "narration.note.separator"))
+
+
+def totals(timeline: Timeline) -> Message:
+    """The whole run in one sentence, and how much of it the window shows."""
+    run_values = {"count": timeline.plan.epochs_run, "rounds": timeline.total_frames, "steps": timeline.total_steps}
     gpus = timeline.world_size
-    if gpus == 1:
-        zh = f"整个训练：{epochs} 轮，{rounds} 个小批次，{steps} 次 optimizer.step()。"
-        en = (f"The whole run: {epochs} epoch{'s' if plan.epochs_run != 1 else ''}, {rounds} micro-batches, "
-              f"{steps} optimizer.step() calls.")
-    else:
-        zh = (f"整个训练：{epochs} 轮，{rounds} 轮小批次（每轮 {gpus} 张 GPU 各跑一个小批次），"
-              f"{steps} 次 optimizer.step()。")
-        en = (f"The whole run: {epochs} epoch{'s' if plan.epochs_run != 1 else ''}, {rounds} rounds of micro-batches "
-              f"(each of the {gpus} GPUs runs one per round), {steps} optimizer.step() calls.")
-    if timeline.whole_run:
-        return Text(zh + "动画展示全部小批次。", en + " The animation shows every micro-batch.")
-    return Text(zh + f"动画只展示其中 {shown} 个：开头几次更新、第 1 轮结束、最后一次更新。",
-                en + f" The animation shows {shown} of them: the first updates, the end of epoch 1 and the "
-                     f"last update.")
+    whole = (msg("narration.totals.one_gpu", **run_values) if gpus == 1
+             else msg("narration.totals.gpus", **run_values, gpus=gpus))
+    shown = (msg("narration.window.whole_run") if timeline.whole_run
+             else msg("narration.window.part", shown=len(timeline.frames), epoch=1))
+    return msg("narration.totals", run=whole, window=shown)
