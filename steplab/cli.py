@@ -1,7 +1,10 @@
-"""`python -m steplab plan [CONFIG.yaml] [--set KEY=VALUE ...] [--trainer PROFILE] [--lr-per-step]`.
+"""`python -m steplab plan [CONFIG.yaml] [--set KEY=VALUE ...] [--dataset-rows NAME=ROWS ...] [--trainer PROFILE]
+[--lr-per-step]`.
 
-Prints one JSON object. Exit 0 on success, 2 for invalid input (one line on stderr naming the field),
-3 when the real Trainer would refuse the configuration (`trainer_error` in the JSON).
+Prints one JSON object. Exit 0 on success, 2 for invalid input (one line on stderr naming the field, or the
+dataset and its path), 3 when the real Trainer would refuse the configuration (`trainer_error` in the JSON).
+A LLaMA-Factory YAML without `num_samples` is counted from its datasets, found from the current folder as
+`llamafactory-cli` finds them (`dataset_dir`, `dataset_info.json`, the model's `tokenizer.json`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 import orjson
 
 from steplab.errors import SetupError, TrainerRefusal
+from steplab.i18n import t
 from steplab.plan import Plan, make_plan
 from steplab.profiles import PROFILES
 from steplab.record import plan_record
@@ -49,23 +53,79 @@ def _parse_value(text: str) -> Any:
         return text
 
 
-def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+def _pairs(items: list[str] | None, option: str) -> list[tuple[str, str]]:
+    """KEY=VALUE arguments of a repeatable option, split once."""
+    pairs = []
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise SetupError("setup.set_syntax", field=option, value=repr(item))
+        pairs.append((key.strip(), raw))
+    return pairs
+
+
+def _dataset_rows(items: list[str] | None) -> dict[str, int]:
+    rows = {}
+    for name, raw in _pairs(items, "--dataset-rows"):
+        value = _parse_value(raw)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise SetupError("setup.not_int", field=f"--dataset-rows {name}", value=repr(raw))
+        rows[name] = value
+    return rows
+
+
+DATA_KEYS_BYPASSED = ("dataset", "eval_dataset", "max_samples", "val_size", "packing", "neat_packing", "cutoff_len")
+
+
+def _count_from_datasets(document: dict[str, Any], rows: dict[str, int], values: dict[str, Any]) -> dict[str, Any]:
+    """The dataset stage for a YAML without `num_samples`: its files (or `--dataset-rows`) give N."""
+    from steplab.config_io import KNOWN_DATASET_ROWS
+    from steplab.dataset.errors import DatasetError
+    from steplab.dataset.load import funnel_from_files, funnel_from_rows
+
+    if rows:
+        funnel = funnel_from_rows(document, rows)
+    else:
+        try:
+            funnel = funnel_from_files(document, Path.cwd())
+        except DatasetError as error:
+            from steplab.dataset.settings import data_settings
+
+            names = data_settings(document).datasets + data_settings(document).eval_datasets
+            if error.code != "dataset.no_info" or not names or any(n not in KNOWN_DATASET_ROWS for n in names):
+                raise
+            funnel = funnel_from_rows(document, {n: KNOWN_DATASET_ROWS[n] for n in names})  # LLaMA-Factory's own
+    values["num_samples"] = funnel.train_examples
+    return {"num_samples_source": "dataset", "num_eval_samples": funnel.eval_examples,
+            "dataset_stages": funnel.record(), "dataset_assumptions": [m.en for m in funnel.assumptions]}
+
+
+def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+    """The setup values, the YAML keys that do not count, and what the JSON says about the sample count."""
     values: dict[str, Any] = {}
     ignored: list[str] = []
+    document: dict[str, Any] = {}
     if args.config:
         from steplab.config_io import read_config
 
         imported = read_config(Path(args.config).read_bytes())
         values.update(imported.values)
         ignored = list(imported.ignored)
-    for item in args.set or []:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise SetupError("setup.set_syntax", field="--set", value=repr(item))
-        values[key.strip()] = _parse_value(raw)
+        document = imported.document
+    for key, raw in _pairs(args.set, "--set"):
+        values[key] = _parse_value(raw)
     if args.trainer:
         values["trainer"] = args.trainer
-    return values, ignored
+    rows = _dataset_rows(args.dataset_rows)
+    names_data = bool(document.get("dataset"))
+    count: dict[str, Any] = {"num_samples_source": "given"}
+    given = any(key == "num_samples" for key, _ in _pairs(args.set, "--set")) or "num_samples" in document
+    if names_data and not given:
+        count = _count_from_datasets(document, rows, values)
+    elif given and (names_data or rows):
+        count["bypassed_keys"] = [key for key in DATA_KEYS_BYPASSED if key in document] + (["--dataset-rows"]
+                                                                                            if rows else [])
+    return values, ignored, count
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,14 +136,24 @@ def main(argv: list[str] | None = None) -> int:
     plan_cmd.add_argument("--set", action="append", metavar="KEY=VALUE", help="set a field (repeatable)")
     plan_cmd.add_argument("--trainer", choices=sorted(PROFILES), help="Trainer profile (default hf-5)")
     plan_cmd.add_argument("--lr-per-step", action="store_true", help="include the learning rate of every step")
+    plan_cmd.add_argument("--dataset-rows", action="append", metavar="NAME=ROWS",
+                          help="a dataset's row count, when its files are not at hand (repeatable; row rules only)")
     args = parser.parse_args(argv)
     try:
-        values, ignored = _read_values(args)
+        values, ignored, count = _read_values(args)
         if "num_samples" not in values:
             raise SetupError("setup.num_samples_required", field="num_samples")
         setup, unknown = setup_from_mapping(values)
         plan = make_plan(setup)
         result = plan_to_json(plan, args.lr_per_step, [k for k in unknown if k not in ignored])
+        bypassed = count.pop("bypassed_keys", [])
+        if bypassed:
+            result["warnings"].append({"code": "num_samples_bypasses_datasets", "message": t(
+                "en", "dataset.bypassed", keys=", ".join(bypassed), num_samples=setup.num_samples)})
+        rates = result.pop("learning_rates", None)  # kept last: the one big field
+        result.update({"num_samples": setup.num_samples, "num_eval_samples": None, **count})
+        if rates is not None:
+            result["learning_rates"] = rates
     except TrainerRefusal as refusal:
         _write(encode({"trainer_error": refusal.as_dict()}))
         return 3

@@ -68,7 +68,8 @@ def _batches(count: int, size: int, workers: int | None) -> list[range]:
 def _per_dataset(name: str, attr: DatasetAttr | None, table: Table, settings: DataSettings,
                  stages: list[Stage]) -> Table:
     rows = table if isinstance(table, int) else len(table)
-    stages.append(Stage("rows", rows, rows, msg("dataset.stage.rows", dataset=name, rows=rows), name))
+    said = "dataset.stage.rows_given" if isinstance(table, int) else "dataset.stage.rows"
+    stages.append(Stage("rows", rows, rows, msg(said, dataset=name, rows=rows), name))
     if attr is not None and attr.num_samples is not None and attr.num_samples != rows:
         target = attr.num_samples
         stages.append(Stage("num_samples", rows, target, msg("dataset.stage.num_samples", dataset=name, rows=rows,
