@@ -33,6 +33,8 @@ from typing import Any
 
 import yaml
 
+from steplab.dataset.errors import DatasetError
+from steplab.dataset.split import held_out
 from steplab.errors import InputError
 from steplab.fields import STEPLAB_ONLY, TRAINING_ARGUMENT_FIELDS
 from steplab.i18n import Message, fmt_int, msg, t
@@ -409,26 +411,27 @@ class _Count:
 
 
 def _val_split(n: int, val_size: int | float, line: int | None) -> tuple[int, Message]:
-    """`split_dataset` + `datasets.train_test_split`: (training rows, worked line)."""
+    """`split_dataset` + `datasets.train_test_split`: (training rows, worked line); the count is `held_out`'s."""
     shown = str(val_size)  # the number as Python writes it (no thousands separators), as before
+    try:
+        n_val: int | None = held_out(val_size, n)
+    except DatasetError:
+        n_val = None
     if val_size > 1:
-        n_val = int(val_size)
-        if n_val >= n:
+        if n_val is None:
             raise ConfigError("config_io.val_size_too_large", line=line, problem=msg(
-                "config_io.val_size_too_large.count", val_size=shown, n_val=n_val, rows=n, interval="(0, 1)"))
+                "config_io.val_size_too_large.count", val_size=shown, n_val=int(val_size), rows=n, interval="(0, 1)"))
         return n - n_val, msg("config_io.count.val_absolute", val_size=shown, limit=1, n_val=n_val, rows=n,
                               train=n - n_val)
     if isinstance(val_size, int):  # exactly 1: not > 1, so it reaches train_test_split as the int 1
-        if n <= 1:
+        if n_val is None:
             raise ConfigError("config_io.val_size_too_large", line=line, problem=msg(
                 "config_io.val_size_too_large.one", val_size=shown, need=2, rows=n))
         return n - 1, msg("config_io.count.val_one", whole=1, limit=1, train=n - 1)
-    n_val = math.ceil(val_size * n)
-    n_train = n - n_val
-    if n_train <= 0 or n_val <= 0:
+    if n_val is None:
         raise ConfigError("config_io.val_size_empty_train", line=line, problem=msg(
             "config_io.val_size_empty_train.fraction", val_size=shown, rows=n))
-    return n_train, msg("config_io.count.val_fraction", val_size=shown, rows=n, n_val=n_val, train=n_train)
+    return n - n_val, msg("config_io.count.val_fraction", val_size=shown, rows=n, n_val=n_val, train=n - n_val)
 
 
 def _count_samples(

@@ -242,3 +242,10 @@ def test_pt_with_packing_said_in_the_yaml_cuts_blocks_one_token_shorter():
     explicit = funnel_from_files({**config("h_pt"), "packing": True}, RUNS)
     blocks = next(s for s in explicit.stages if s.code == "pt_blocks")
     assert "63" in blocks.note.en and explicit.train_examples >= default.train_examples
+
+
+def test_the_integer_one_holds_out_one_row_and_one_point_zero_is_refused():
+    assert funnel_from_rows({"dataset": "a", "val_size": 1}, {"a": 10}).eval_examples == 1
+    with pytest.raises(DatasetError) as caught:
+        funnel_from_rows({"dataset": "a", "val_size": 1.0}, {"a": 10})
+    assert "1.0" in caught.value.message("en")

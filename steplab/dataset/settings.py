@@ -84,6 +84,9 @@ def data_settings(values: Mapping[str, Any]) -> DataSettings:
     for name, field in DATA_FIELDS.items():
         if name in values and values[name] is not None:
             checked[name] = check_field(field, values[name])
+    raw_val = values.get("val_size")
+    if "val_size" in checked and isinstance(raw_val, int) and not isinstance(raw_val, bool):
+        checked["val_size"] = int(raw_val)  # a YAML integer stays one: `val_size: 1` holds out one row
     stage = str(values.get("stage") or "sft").strip().lower()
     if stage not in STAGES:
         raise SetupError("dataset.stage_unmodelled", field="stage", stage=stage, modelled=", ".join(STAGES))
