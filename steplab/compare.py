@@ -7,7 +7,7 @@ from typing import Any
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.events import events, interval, rhythm
-from steplab.i18n import Text, fmt_float, fmt_int
+from steplab.i18n import Message, fmt_float, fmt_int, msg
 from steplab.plan import Plan, make_plan
 from steplab.setup import setup_from_mapping
 
@@ -33,18 +33,18 @@ def _plan(values: dict[str, Any]) -> Plan | str:
         return f"{refusal.error_type}: {refusal.message}"
 
 
-ROWS: tuple[tuple[Text, Any], ...] = (
-    (Text("每轮小批次(每卡)", "Micro-batches per epoch (per device)"), lambda p, lang: fmt_int(p.micro_batches_per_epoch)),
-    (Text("每轮更新步数", "Updates per epoch"), lambda p, lang: fmt_int(p.num_update_steps_per_epoch)),
-    (Text("总步数", "Total steps"), lambda p, lang: fmt_int(p.max_steps)),
-    (Text("有效批次", "Effective batch"), lambda p, lang: fmt_int(p.total_train_batch_size)),
-    (Text("评估间隔(步)", "Evaluation interval (steps)"),
+ROWS: tuple[tuple[Message, Any], ...] = (
+    (msg("comparing.row.micro_batches_per_epoch"), lambda p, lang: fmt_int(p.micro_batches_per_epoch)),
+    (msg("comparing.row.updates_per_epoch"), lambda p, lang: fmt_int(p.num_update_steps_per_epoch)),
+    (msg("comparing.row.total_steps"), lambda p, lang: fmt_int(p.max_steps)),
+    (msg("comparing.row.effective_batch"), lambda p, lang: fmt_int(p.total_train_batch_size)),
+    (msg("comparing.row.eval_interval_steps"),
      lambda p, lang: fmt_int(interval(p, "eval")) if p.setup.eval_strategy == "steps" else "—"),
-    (Text("评估间隔(轮)", "Evaluation interval (epochs)"), lambda p, lang: rhythm(p).get(lang)),
-    (Text("评估发生在第几步", "Evaluations at steps"),
+    (msg("comparing.row.eval_interval_epochs"), lambda p, lang: rhythm(p).get(lang)),
+    (msg("comparing.row.eval_at_steps"),
      lambda p, lang: (", ".join(fmt_int(k) for k in events(p, "eval").steps(limit=8))
                       + (" …" if events(p, "eval").count() > 8 else "")) or "—"),
-    (Text("结束时的轮数", "Epoch at the end"), lambda p, lang: fmt_float(p.final_epoch, 3)),
+    (msg("comparing.row.final_epoch"), lambda p, lang: fmt_float(p.final_epoch, 3)),
 )
 
 
@@ -57,23 +57,16 @@ def compare_rows(setups: list[dict[str, Any]], lang: str) -> tuple[list[Row], li
         cells = [cell(p, lang) if isinstance(p, Plan) else "—" for p in plans]
         rows.append(Row(label.get(lang), cells, [i > 0 and c != cells[0] for i, c in enumerate(cells)]))
     if any(not isinstance(p, Plan) for p in plans):
-        rows.append(Row(Text("错误", "Error").get(lang), [p if isinstance(p, str) else "" for p in plans],
+        rows.append(Row(msg("comparing.row.error").get(lang), [p if isinstance(p, str) else "" for p in plans],
                         [isinstance(p, str) for p in plans]))
     return rows, [_summary(index, p, lang) for index, p in enumerate(plans) if isinstance(p, Plan)]
 
 
 def _summary(index: int, p: Plan, lang: str) -> str:
     s = p.setup
-    sentence = Text(
-        f"第 {index + 1} 列:批 {s.per_device_train_batch_size} × 累积 {s.gradient_accumulation_steps} × "
-        f"{s.world_size} 卡 = 每次更新 {fmt_int(p.total_train_batch_size)} 条;每轮 {fmt_int(p.num_update_steps_per_epoch)} "
-        f"步,共 {fmt_int(p.max_steps)} 步。",
-        f"Column {index + 1}: batch {s.per_device_train_batch_size} × accumulation {s.gradient_accumulation_steps} × "
-        f"{s.world_size} {'GPU' if s.world_size == 1 else 'GPUs'} = {fmt_int(p.total_train_batch_size)} samples per update; "
-        f"{fmt_int(p.num_update_steps_per_epoch)} steps per epoch, {fmt_int(p.max_steps)} in all.",
-    ).get(lang)
+    sentence = msg("comparing.summary", column=index + 1, batch=s.per_device_train_batch_size,
+                   ga=s.gradient_accumulation_steps, gpus=s.world_size, count=s.world_size,
+                   effective=p.total_train_batch_size, per_epoch=p.num_update_steps_per_epoch, total=p.max_steps).get(lang)
     if s.eval_strategy == "steps":
-        every = fmt_int(interval(p, "eval"))
-        when = rhythm(p)
-        sentence += Text(f"每 {every} 步评估 = {when.zh}。", f" Evaluation every {every} steps = {when.en}.").get(lang)
+        sentence += msg("comparing.summary_eval", every=interval(p, "eval"), when=rhythm(p)).get(lang)
     return sentence

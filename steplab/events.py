@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from steplab.arguments import effective_interval_setting, interval_steps
-from steplab.i18n import Text, fmt_float
+from steplab.i18n import Message, fmt_float, msg
 from steplab.plan import Plan
 
 KINDS = ("eval", "save", "log")
@@ -69,15 +69,15 @@ def events(plan: Plan, kind: str) -> Events:
     return Events(every, steps_done if every else 0, tuple(final), plan if strategy == "epoch" else None)
 
 
-def rhythm(plan: Plan) -> Text:
+def rhythm(plan: Plan) -> Message:
     """How often evaluation falls, in epochs: "once per epoch", "twice per epoch", "once every 1.5 epochs"."""
     if plan.setup.eval_strategy != "steps":
-        return Text("每轮结束时", "at every epoch end") if plan.setup.eval_strategy == "epoch" else Text("—", "—")
+        return msg("events.rhythm.epoch_end") if plan.setup.eval_strategy == "epoch" else msg("events.rhythm.none")
     every = interval(plan, "eval")
     epochs = every / plan.num_update_steps_per_epoch if plan.num_update_steps_per_epoch else 0
     if abs(epochs - 1) < 1e-9:
-        return Text("每轮一次", "once per epoch")
+        return msg("events.rhythm.once_per_epoch")
     if 0 < epochs < 1 and abs(1 / epochs - round(1 / epochs)) < 1e-9:
         times = round(1 / epochs)
-        return Text(f"每轮 {times} 次", "twice per epoch" if times == 2 else f"{times} times per epoch")
-    return Text(f"每 {fmt_float(epochs, 3)} 轮一次", f"once every {fmt_float(epochs, 3)} epochs")
+        return msg("events.rhythm.twice_per_epoch" if times == 2 else "events.rhythm.times_per_epoch", times=times)
+    return msg("events.rhythm.every_epochs", epochs=fmt_float(epochs, 3))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from steplab.arguments import warmup_ratio_in_use
 from steplab.events import events, interval, rhythm
-from steplab.i18n import Text, fmt_float, fmt_int
+from steplab.i18n import Message, fmt_float, fmt_int, msg
 from steplab.plan import Plan
 
 
@@ -16,9 +16,9 @@ class Line:
     """One step of the reasoning: what is computed, the formula with the numbers put in, and the result."""
 
     key: str
-    label: Text
+    label: Message
     formula: str  # language-neutral arithmetic, e.g. "⌈1,001 ÷ 4⌉ = 251"
-    note: Text | None = None
+    note: Message | None = None
 
 
 def _division(a: int, b: int, rounding: str) -> str:
@@ -49,10 +49,8 @@ def _micro_batches(plan: Plan) -> Line:
         formula += f" → limit_train_batches → {fmt_int(epoch.micro_batches)}"
     note = None
     if s.world_size == 1 and not s.dataloader_drop_last and epoch.last_batch != s.per_device_train_batch_size and epoch.micro_batches:
-        samples = "sample" if epoch.last_batch == 1 else "samples"
-        note = Text(f"最后一批只有 {fmt_int(epoch.last_batch)} 个样本。",
-                    f"The last micro-batch holds only {fmt_int(epoch.last_batch)} {samples}.")
-    return Line("micro_batches_per_epoch", Text("每轮小批次数(每张卡)", "Micro-batches per epoch (per device)"), formula, note)
+        note = msg("explain.micro_batches_per_epoch.last_batch", last_batch=epoch.last_batch, count=epoch.last_batch)
+    return Line("micro_batches_per_epoch", msg("explain.micro_batches_per_epoch.label"), formula, note)
 
 
 def _updates_per_epoch(plan: Plan) -> Line:
@@ -66,19 +64,17 @@ def _updates_per_epoch(plan: Plan) -> Line:
     rest = length % ga if length else 0
     note = None
     if rest and rounding == "ceil":
-        note = Text(f"最后一次更新只用 {rest} 个小批次。", f"The last update of each epoch holds {rest} micro-batch{'es' if rest > 1 else ''}.")
+        note = msg("explain.num_update_steps_per_epoch.last_update", rest=rest, count=rest)
     elif rest:
-        note = Text(f"这个版本向下取整:余下的 {rest} 个小批次不计入每轮步数。",
-                    f"This release rounds down: the {rest} leftover micro-batch{'es' if rest > 1 else ''} are not counted.")
-    return Line("num_update_steps_per_epoch", Text("每轮更新步数", "Updates per epoch"), formula, note)
+        note = msg("explain.num_update_steps_per_epoch.rounded_down", rest=rest, count=rest)
+    return Line("num_update_steps_per_epoch", msg("explain.num_update_steps_per_epoch.label"), formula, note)
 
 
 def _total(plan: Plan) -> Line:
     s = plan.setup
-    label = Text("总步数 max_steps", "Total optimization steps (max_steps)")
+    label = msg("explain.max_steps.label")
     if s.uses_max_steps:
-        return Line("max_steps", label, f"max_steps = {fmt_int(plan.max_steps)}",
-                    Text("max_steps 大于 0 时优先于 num_train_epochs。", "A positive max_steps overrides num_train_epochs."))
+        return Line("max_steps", label, f"max_steps = {fmt_int(plan.max_steps)}", msg("explain.max_steps.overrides", zero=0))
     if plan.profile.framework == "lightning":
         return Line("max_steps", label, f"{fmt_int(plan.num_update_steps_per_epoch)} × {fmt_float(s.num_train_epochs)} = {fmt_int(plan.max_steps)}")
     product = s.num_train_epochs * plan.num_update_steps_per_epoch
@@ -92,15 +88,15 @@ def _total(plan: Plan) -> Line:
 def _effective_batch(plan: Plan) -> Line:
     s = plan.setup
     return Line(
-        "total_train_batch_size", Text("有效批次(每次更新的样本数)", "Effective batch (samples per update)"),
+        "total_train_batch_size", msg("explain.total_train_batch_size.label"),
         f"{fmt_int(s.per_device_train_batch_size)} × {fmt_int(s.gradient_accumulation_steps)} × {fmt_int(s.world_size)} = {fmt_int(plan.total_train_batch_size)}",
-        Text("单卡批大小 × 梯度累积 × GPU 数", "per-device batch × accumulation × GPUs"),
+        msg("explain.total_train_batch_size.product"),
     )
 
 
 def _warmup(plan: Plan) -> Line:
     ratio = warmup_ratio_in_use(plan.setup, plan.profile)
-    label = Text("预热步数", "Warmup steps")
+    label = msg("explain.warmup_steps.label")
     if ratio:
         product = plan.max_steps * ratio
         return Line("warmup_steps", label, f"⌈{fmt_int(plan.max_steps)} × {fmt_float(ratio)}⌉ = ⌈{product!r}⌉ = {fmt_int(plan.warmup_steps)}")
@@ -112,11 +108,10 @@ def _actual(plan: Plan) -> Line:
     formula = f"{fmt_int(plan.optimizer_steps)} ; state.epoch = {fmt_float(final, 4)}"
     note = None
     if plan.optimizer_steps != plan.max_steps:
-        note = Text(f"实际执行的更新次数与日志中的总步数 {fmt_int(plan.max_steps)} 不同。",
-                    f"The updates that really run differ from the {fmt_int(plan.max_steps)} total the log prints.")
+        note = msg("explain.optimizer_steps.differs", max_steps=plan.max_steps)
     elif not math.isclose(final, plan.setup.num_train_epochs) and not plan.setup.uses_max_steps:
-        note = Text(f"在第 {fmt_float(final, 3)} 轮停止。", f"Stops at epoch {fmt_float(final, 3)}.")
-    return Line("optimizer_steps", Text("实际更新次数与结束时的轮数", "Updates that run, and the epoch at the end"), formula, note)
+        note = msg("explain.optimizer_steps.stops", epoch=fmt_float(final, 3))
+    return Line("optimizer_steps", msg("explain.optimizer_steps.label"), formula, note)
 
 
 def _eval(plan: Plan) -> list[Line]:
@@ -127,12 +122,11 @@ def _eval(plan: Plan) -> list[Line]:
     every = interval(plan, "eval") if plan.setup.eval_strategy == "steps" else None
     if every:
         formula = f"eval_steps = {fmt_int(every)} → {shown or '—'}"
-        when = rhythm(plan)
-        note = Text(f"每 {fmt_int(every)} 步评估一次 = {when.zh}。", f"every {fmt_int(every)} steps = {when.en}.")
+        note = msg("explain.eval_at_steps.rhythm", every=every, when=rhythm(plan))
     else:
         formula = f"eval_strategy = epoch → {shown or '—'}"
         note = None
-    return [Line("eval_at_steps", Text("评估时机", "Evaluations"), formula, note)]
+    return [Line("eval_at_steps", msg("explain.eval_at_steps.label"), formula, note)]
 
 
 def explain(plan: Plan) -> list[Line]:

@@ -1,5 +1,8 @@
 """Every setup field, declared once: its kind, its range, its default and whether the Trainer knows it.
 
+`FIELDS` are the setup the Trainer plans (sidebar, URL, YAML, CLI `--set`); `DATA_FIELDS` are LLaMA-Factory's
+data settings the dataset stage reads from a YAML (`steplab.dataset.settings`), checked by the same rules.
+
 The validator (`steplab.setup`), the URL check and the controls of the sidebar and of the compare page
 (`steplab_ui`), the YAML writer (`steplab.config_io`) and the CLI's `--set` all read this table, so a value
 one of them accepts, every other accepts too.
@@ -79,3 +82,18 @@ FIELD_NAMES: tuple[str, ...] = tuple(FIELDS)
 TRAINING_ARGUMENT_FIELDS: tuple[str, ...] = tuple(name for name, f in FIELDS.items() if f.trainer_argument)
 STEPLAB_ONLY: tuple[str, ...] = tuple(name for name, f in FIELDS.items() if not f.trainer_argument)
 PROFILE_IDS: tuple[str, ...] = FIELDS["trainer"].choices
+
+
+DATA_FIELDS: dict[str, Field] = {field.name: field for field in (
+    Field("cutoff_len", "int", 2048, 1, 10**9),
+    Field("max_samples", "int", None, 1, 10**12, optional=True),
+    Field("val_size", "float", 0.0, 0, 10**12),
+    Field("packing", "bool", None, optional=True),
+    Field("neat_packing", "bool", False),
+    Field("preprocessing_batch_size", "int", 1000, 1, 10**9),
+    Field("preprocessing_num_workers", "int", None, 1, 1024, optional=True),
+    Field("streaming", "bool", False),
+    Field("mask_history", "bool", False),
+    Field("seed", "int", 42, 0, 2**32 - 1),
+)}
+"""LLaMA-Factory's own data fields: kind, range and default (`hparams/data_args.py`, 0.9.5)."""

@@ -1,4 +1,4 @@
-"""Lessons as data: load and validate `lessons/*.yaml`, and fill their `{{scenario.quantity}}` placeholders.
+"""Lessons as data: load and validate `lessons/*.yaml`, and fill their `{scenario.quantity}` placeholders.
 
 A lesson is a title, goals and an ordered list of blocks. Block kinds:
 
@@ -7,9 +7,10 @@ A lesson is a title, goals and an ordered list of blocks. Block kinds:
 - `predict`: the learner enters a guess of a quantity before the answer and its arithmetic are revealed;
 - `check`: the self-check: `count` questions drawn from `lessons/questions.yaml` for this lesson's number.
 
-Numbers in the text are never typed: `{{course.max_steps}}` is the engine's value for the lesson's scenario
-`course`, `{{course.setup.warmup_steps}}` the value the scenario sets, and `{{measured.v100_batch4_acc8.seconds}}`
-a figure measured in the course.
+Numbers in the text are never typed: `{course.max_steps}` is the engine's value for the lesson's scenario
+`course`, `{course.setup.warmup_steps}` the value the scenario sets, and `{measured.v100_batch4_acc8.seconds}`
+a figure measured in the course. Placeholders are those of the locale files (`{name}`, `{name:spec}`), filled
+by `steplab.i18n.fill`.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ import yaml
 
 from steplab.config_io import ConfigError, read_config
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.i18n import LANGUAGES, Text
+from steplab.i18n import LANGUAGES, Text, fill
 from steplab.measurements import measurements
 from steplab.plan import Plan, make_plan
 from steplab.presets import presets
-from steplab.quantities import format_quantity, is_quantity, quantity
+from steplab.profiles import PROFILES
+from steplab.quantities import is_quantity, quantity
 from steplab.rl_pipeline import RlvrSetup, rlvr_quantities
 from steplab.setup import TrainingSetup, setup_from_mapping
 
@@ -41,7 +43,6 @@ BLOCK_KEYS = {
     "predict": {"kind", "scenario", "quantity", "prompt", "reveal", "tolerance"},
     "check": {"kind", "count"},
 }
-PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z0-9_.]+)\s*\}\}")
 
 
 class LessonError(ValueError):
@@ -75,26 +76,41 @@ class Lesson:
     def plan(self, scenario: str) -> Plan:
         return make_plan(self.scenarios[scenario])
 
-    def fill(self, template: str) -> str:
-        """Replace every `{{scenario.quantity}}` / `{{measured.name.figure}}` with the engine's value."""
-        return PLACEHOLDER.sub(lambda m: format_quantity(self.value(m.group(1))), template)
+    def fill(self, template: str, lang: str = "zh") -> str:
+        """Replace every `{scenario.quantity}` / `{measured.name.figure}` with the engine's value.
+
+        A placeholder that does not resolve raises `KeyError` with its name."""
+        return fill(template, self._lookup, lang)
+
+    def _lookup(self, reference: str) -> Any:
+        try:
+            return self.value(reference)
+        except (KeyError, ValueError, TypeError, ZeroDivisionError, AttributeError):
+            raise KeyError(reference) from None
 
     def value(self, reference: str) -> Any:
+        """What a placeholder names: `measured.<run>.<figure>`, `lesson.<file name>` (another lesson's number),
+        or `<scenario>.<quantity>` / `<scenario>.setup.<field>` / `<scenario>.trainer_release|trainer_matched`."""
         head, _, rest = reference.partition(".")
         if head == "measured":
             name, _, figure = rest.partition(".")
             return measurements()[name][figure]
+        if head == "lesson":  # {lesson.several_gpus}: the number of lessons/NN_several_gpus.yaml
+            return lesson_numbers_by_name()[rest]
         scenario = self.scenarios[head]
         if isinstance(scenario, dict):  # a ROLL RLVR run
             return scenario[rest]
-        if rest.startswith("setup."):  # the configured value, e.g. {{x.setup.warmup_steps}} = 0.1
+        if rest.startswith("setup."):  # the configured value, e.g. {x.setup.warmup_steps} = 0.1
             return getattr(scenario, rest.removeprefix("setup."))
+        if rest in ("trainer_release", "trainer_matched"):  # "4.47 – 4.51", "transformers 4.51.3"
+            profile = PROFILES[scenario.trainer]
+            return profile.releases if rest == "trainer_release" else profile.matched
         return quantity(self.plan(head), rest)
 
     def say(self, text: Text, lang: str) -> str:
         """The text in `lang`, numbers filled in; a Chinese line break inside a paragraph joins without the
         space Markdown would put there."""
-        said = self.fill(text.get(lang))
+        said = self.fill(text.get(lang), lang)
         return _CJK_BREAK.sub("", said) if lang == "zh" else said
 
 
@@ -204,11 +220,10 @@ def _check_block(raw: Any, index: int, lesson: Lesson, source: str) -> Block:
         for text in [raw.get(k) for k in texts] + [raw.get(k, {}).get(lang) for k in ("caption", "prompt", "reveal")]:
             if isinstance(text, dict):
                 text = text.get(lang)
-            for reference in PLACEHOLDER.findall(text or ""):
-                try:
-                    lesson.value(reference)
-                except (KeyError, ValueError, TypeError, ZeroDivisionError):
-                    raise LessonError(source, where, f"placeholder {{{{{reference}}}}} does not resolve") from None
+            try:
+                lesson.fill(text or "", lang)
+            except KeyError as error:
+                raise LessonError(source, where, f"placeholder {{{error.args[0]}}} does not resolve") from None
     return block
 
 
@@ -224,6 +239,9 @@ def parse_lesson(data: Any, source: str = "<lesson>") -> Lesson:
         raise LessonError(source, "top level", f"unknown keys {sorted(extra)}")
     if not isinstance(data["number"], int):
         raise LessonError(source, "number", "must be a whole number")
+    reserved = {"measured", "lesson"} & set(data.get("scenarios") or {})
+    if reserved:
+        raise LessonError(source, "scenarios", f"{sorted(reserved)} name placeholders of their own; rename the scenario")
     scenarios = {name: _scenario(spec, source, name) for name, spec in (data.get("scenarios") or {}).items()}
     goals = data["goals"]
     if not isinstance(goals, list) or not goals:
@@ -244,6 +262,13 @@ def parse_lesson(data: Any, source: str = "<lesson>") -> Lesson:
 def lesson_number(path: Path) -> int:
     """A lesson's number, from its file name `NN_name.yaml`."""
     return int(path.name[:2])
+
+
+@lru_cache(maxsize=1)
+def lesson_numbers_by_name() -> dict[str, int]:
+    """Each course lesson's number by its file name without the number (`several_gpus` → 7): what a lesson
+    writes as `{lesson.several_gpus}` to name another lesson."""
+    return {path.stem[3:]: lesson_number(path) for path in LESSONS_DIR.glob("[0-9][0-9]_*.yaml")}
 
 
 @lru_cache(maxsize=1)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from steplab.i18n import Text
+from steplab.i18n import msg
 from steplab.plan import Plan
 
-PARAMETERS_NOTE = Text("(取决于你的模型)", "(depends on your model)")
+PARAMETERS_NOTE = msg("logblock.parameters")  # a count StepLab cannot know
 
 
 def running_training_block(plan: Plan, lang: str = "en") -> str:
@@ -13,7 +13,7 @@ def running_training_block(plan: Plan, lang: str = "en") -> str:
     s = plan.setup
     if plan.profile.framework == "lightning":
         return "\n".join([
-            "# Lightning prints no such block; ask the Trainer instead:",
+            msg("logblock.lightning").get(lang),
             f"trainer.estimated_stepping_batches  # {plan.max_steps:,}",
             f"trainer.num_training_batches        # {plan.micro_batches_per_epoch:,}",
             f"trainer.accumulate_grad_batches     # {s.gradient_accumulation_steps}",

@@ -8,10 +8,11 @@ Three kinds of question:
 * `sliders` — the learner sets some fields (`controls`) so that `target` holds; graded by planning
   the learner's setup with the engine.
 
-Text may hold placeholders, filled by the engine with `format_quantity`: `{{field}}` or `{{quantity}}` of the
-question's own setup, `{{alias.quantity}}` of a named extra setup (`setups:`) or a preset id, and
-`{{measured.<name>.<field>}}` for the course's measured figures. Responses are untrusted: anything a
-browser, a test or a URL could send is graded (wrong, or "not a number"), never raised.
+Text may hold placeholders, the locale files' `{name}` / `{name:spec}` filled by `steplab.i18n.fill`: `{field}`
+or `{quantity}` of the question's own setup, `{alias.quantity}` of a named extra setup (`setups:`) or a preset id,
+`{measured.<name>.<field>}` for the course's measured figures, and `{target}` (a sliders question's drawn target).
+Feedback is a `Message` (catalogue keys `quiz.*`); the authored texts stay `Text`, filled. Responses are
+untrusted: anything a browser, a test or a URL could send is graded (wrong, or "not a number"), never raised.
 """
 
 from __future__ import annotations
@@ -31,19 +32,18 @@ import yaml
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.explain import Line, explain
-from steplab.i18n import LANGUAGES, Text, t
+from steplab.i18n import LANGUAGES, PLACEHOLDER, Joined, Message, Text, fill, joined, msg
 from steplab.lessons import lesson_numbers
 from steplab.measurements import measurements
 from steplab.plan import Plan, make_plan
 from steplab.presets import presets
 from steplab.profiles import PROFILES
-from steplab.quantities import PLAN_QUANTITIES, format_quantity, is_quantity, quantity
+from steplab.quantities import PLAN_QUANTITIES, is_quantity, quantity
 from steplab.setup import FIELD_NAMES, TrainingSetup, setup_from_mapping
 
 BANK_FILE = Path(__file__).resolve().parents[1] / "lessons" / "questions.yaml"
 KINDS = ("numeric", "choice", "sliders")
 LESSONS = lesson_numbers()
-PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 MAX_RESPONSE_CHARS = 64
 MAX_COMBINATIONS = 2_000  # parameter combinations checked one by one when a bank loads; beyond, a sample
 MAX_GRID = 20_000  # slider settings searched for a solution
@@ -125,11 +125,9 @@ class Target:
             return got >= self.value - 1e-12
         return got <= self.value + 1e-12
 
-    def describe(self) -> Text:
-        label = _quantity_label(self.quantity)
+    def describe(self) -> Message:
         sign = {"equals": "=", "at_least": "≥", "at_most": "≤"}[self.op]
-        value = format_quantity(_tidy(self.value))
-        return Text(f"{label.zh} {sign} {value}", f"{label.en} {sign} {value}")
+        return msg("quiz.target", label=_quantity_label(self.quantity), sign=sign, value=_tidy(self.value))
 
 
 @dataclass(frozen=True)
@@ -144,7 +142,7 @@ class QuestionSpec:
     explanation: Text | None = None
     setup: tuple[tuple[str, Any], ...] = ()  # base field values (a preset already merged in)
     params: tuple[tuple[str, tuple[Any, ...]], ...] = ()  # field -> choices drawn by the seed
-    setups: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()  # alias -> field values, for {{alias.x}}
+    setups: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()  # alias -> field values, for {alias.x}
     answer: str | None = None
     tolerance: float | None = None
     options: tuple[Option, ...] = ()
@@ -214,11 +212,11 @@ class Feedback:
 
     correct: bool
     status: str  # "correct", "wrong" or "invalid" (empty, not a number, not an option ...)
-    message: Text
+    message: Message
     worked: tuple[Line, ...] = ()
     hint: Text | None = None
     explanation: Text | None = None
-    extra: tuple[Text, ...] = field(default=())  # further lines, e.g. the targets of a sliders question
+    extra: tuple[Message, ...] = field(default=())  # further lines, e.g. the targets of a sliders question
 
 
 # --------------------------------------------------------------------------- loading and validation
@@ -374,8 +372,8 @@ def _parse(item: Any, index: int) -> QuestionSpec:
         spec_args["controls"] = _controls(qid, item.get("controls"), setup, params)
         spec_args["targets"] = _targets(qid, item.get("target"))
         drawn = len(spec_args["targets"][0][2]) > 1
-        if drawn and not all("{{target}}" in prompt.get(lang).replace(" ", "") for lang in LANGUAGES):
-            raise QuizError(qid, "the target is drawn from a list, so the prompt must show it with {{target}}")
+        if drawn and not all("target" in _names(prompt.get(lang)) for lang in LANGUAGES):
+            raise QuizError(qid, "the target is drawn from a list, so the prompt must show it with {target}")
     elif "controls" in item or "target" in item:
         raise QuizError(qid, f"controls/target belong to sliders questions, not {kind}")
     if kind == "numeric" and not setup and not params:
@@ -465,9 +463,8 @@ def _check(spec: QuestionSpec) -> None:
     for seed in _combinations(spec):
         question = generate(spec, seed)
         if spec.kind == "numeric" and spec.answer:
-            used = {m.group(1) for m in PLACEHOLDER.finditer(spec.prompt.zh + spec.prompt.en)}
-            if spec.answer in used:
-                raise QuizError(spec.id, f"the prompt shows the answer ({{{{{spec.answer}}}}})")
+            if spec.answer in _names(spec.prompt.zh + spec.prompt.en):
+                raise QuizError(spec.id, f"the prompt shows the answer ({{{spec.answer}}})")
         if spec.kind == "sliders" and not question.solution:
             values = dict(question.values)
             raise QuizError(spec.id, f"no slider setting reaches the target (drawn values {values})")
@@ -526,53 +523,76 @@ def _number_or_none(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _quantity_label(name: str) -> Text:
+def _quantity_label(name: str) -> Message | Joined:
+    """How a quantity is called, said in the reader's language (a plain field name in code font)."""
     if name in PLAN_QUANTITIES:
-        return PLAN_QUANTITIES[name][0]
-    return Text(f"`{name}`", f"`{name}`")
+        return _said(PLAN_QUANTITIES[name][0])
+    return msg("quiz.field_label", name=name)
+
+
+def _said(text: Message | Joined | Text) -> Message | Joined:
+    """A sentence as a value of another message: a `Message` as it is, a `Text` (a label `steplab.quantities`
+    still writes that way) wrapped so that `fill` says it in the same language."""
+    return text if isinstance(text, Message | Joined) else joined([text])  # type: ignore[list-item]
+
+
+def _names(template: str) -> set[str]:
+    """The placeholder names a template uses."""
+    return {match.group(1) for match in PLACEHOLDER.finditer(template)}
+
+
+CODE_SPAN = re.compile(r"`[^`]*`")
 
 
 def _fill(qid: str, text: Text, plan: Plan | None, extra: Mapping[str, Plan],
-          literals: Mapping[str, str] | None = None) -> Text:
-    """Put the engine's numbers into a text's placeholders; anything unresolved is a `QuizError`."""
+          literals: Mapping[str, Any] | None = None) -> Text:
+    """Put the engine's numbers into a text's placeholders (`steplab.i18n.fill`); anything unresolved is a
+    `QuizError` naming the placeholder."""
 
-    def value(name: str) -> str:
+    def value(name: str) -> Any:
         if literals and name in literals:
             return literals[name]
         parts = name.split(".")
         if parts[0] == "measured" and len(parts) == 3:
             record = measurements().get(parts[1])
             if record is None or parts[2] not in record:
-                raise QuizError(qid, f"placeholder {{{{{name}}}}} does not resolve (no such measurement)")
-            return format_quantity(record[parts[2]])
+                raise QuizError(qid, f"placeholder {{{name}}} does not resolve (no such measurement)")
+            return record[parts[2]]
         if len(parts) == 1:
             source, key = plan, parts[0]
             if source is None:
-                raise QuizError(qid, f"placeholder {{{{{name}}}}} needs a setup (add setup: to the question)")
+                raise QuizError(qid, f"placeholder {{{name}}} needs a setup (add setup: to the question)")
         elif len(parts) == 2:
             source, key = extra.get(parts[0]) or _preset_plan(qid, parts[0]), parts[1]
         else:
-            raise QuizError(qid, f"placeholder {{{{{name}}}}} does not resolve")
+            raise QuizError(qid, f"placeholder {{{name}}} does not resolve")
         if key in ("trainer_release", "trainer_matched"):
             profile = PROFILES[source.setup.trainer]
             return profile.releases if key == "trainer_release" else profile.matched
         try:
             result = quantity(source, key)
         except KeyError:
-            raise QuizError(qid, f"placeholder {{{{{name}}}}} names unknown quantity {key!r}") from None
+            raise QuizError(qid, f"placeholder {{{name}}} names unknown quantity {key!r}") from None
         except (TypeError, ZeroDivisionError, ValueError):
-            raise QuizError(qid, f"placeholder {{{{{name}}}}} has no value for this setup") from None
+            raise QuizError(qid, f"placeholder {{{name}}} has no value for this setup") from None
         if result is None:
-            raise QuizError(qid, f"placeholder {{{{{name}}}}} has no value for this setup")
-        return format_quantity(result)
+            raise QuizError(qid, f"placeholder {{{name}}} has no value for this setup")
+        return result
 
-    def fill(source: str) -> str:
-        out = PLACEHOLDER.sub(lambda m: value(m.group(1)), source)
-        if "{{" in out or "}}" in out:
+    def said(source: str, lang: str) -> str:
+        try:
+            out = fill(source, value, lang)
+        except QuizError:
+            raise
+        except KeyError as error:
+            raise QuizError(qid, f"placeholder {{{error.args[0]}}} does not resolve") from None
+        except ValueError as error:  # a `{name:spec}` whose spec does not fit the value
+            raise QuizError(qid, f"a placeholder's format spec does not fit its value: {error}") from None
+        if "{" in CODE_SPAN.sub("", out) or "}" in CODE_SPAN.sub("", out):
             raise QuizError(qid, f"unbalanced placeholder braces in {source[:60]!r}")
         return out
 
-    return Text(fill(text.zh), fill(text.en))
+    return Text(said(text.zh, "zh"), said(text.en, "en"))
 
 
 @lru_cache(maxsize=32)
@@ -602,10 +622,10 @@ def generate(spec: QuestionSpec, seed: int) -> Question:
         plan = _plan(spec.id, merged, f"setup with {values}" if values else "setup")
         setup = plan.setup
     targets = tuple(Target(name, op, rng.choice(choices)) for name, op, choices in spec.targets)
-    literals = {"target": format_quantity(_tidy(targets[0].value))} if targets else {}
-    fill = lambda text: _fill(spec.id, text, plan, extra, literals)  # noqa: E731
-    common = dict(spec=spec, seed=seed, prompt=fill(spec.prompt), hint=fill(spec.hint),
-                  explanation=fill(spec.explanation) if spec.explanation else None,
+    literals = {"target": _tidy(targets[0].value)} if targets else {}
+    say = lambda text: _fill(spec.id, text, plan, extra, literals)  # noqa: E731
+    common = dict(spec=spec, seed=seed, prompt=say(spec.prompt), hint=say(spec.hint),
+                  explanation=say(spec.explanation) if spec.explanation else None,
                   values=tuple(values.items()), setup=setup)
     if spec.kind == "numeric":
         try:
@@ -619,7 +639,7 @@ def generate(spec: QuestionSpec, seed: int) -> Question:
         order = list(range(len(spec.options)))
         if spec.shuffle:
             rng.shuffle(order)
-        options = tuple(fill(spec.options[i].text) for i in order)
+        options = tuple(say(spec.options[i].text) for i in order)
         correct = frozenset(shown for shown, i in enumerate(order) if spec.options[i].correct)
         return Question(**common, options=options, correct=correct)
     controls = tuple(
@@ -665,49 +685,47 @@ def _solve(setup: TrainingSetup, controls: tuple[Control, ...], targets: tuple[T
 # --------------------------------------------------------------------------- grading
 
 
+# What a Chinese input method types for a number: full-width digits, point, comma, signs, space, e and E.
 FULLWIDTH_NUMBER = str.maketrans({**{chr(0xFF10 + i): str(i) for i in range(10)},
-                                  "．": ".", "，": ",", "－": "-", "＋": "+", "　": " ", "ｅ": "e", "Ｅ": "E"})
+                                  "\uff0e": ".", "\uff0c": ",", "\uff0d": "-", "\uff0b": "+", "\u3000": " ",
+                                  "\uff45": "e", "\uff25": "E"})
 NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d{1,4})?")
 GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
 
 
-def _msg(key: str, **values: Any) -> Text:
-    return Text(t("zh", key, **values), t("en", key, **values))
-
-
-def parse_number(raw: Any) -> float | Text:
-    """A response read as a finite number, or a Text saying why it is not one.
+def parse_number(raw: Any) -> float | Message:
+    """A response read as a finite number, or a `Message` saying why it is not one.
 
     Accepts ints, floats and short strings of ASCII digits (thousands separators `1,600` allowed; the
     full-width digits a Chinese input method types are read as the same digits). Rejects other scripts'
     digits, NaN, infinities, booleans, and anything longer than `MAX_RESPONSE_CHARS`.
     """
     if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return _msg("quiz.empty")
+        return msg("quiz.empty")
     if isinstance(raw, bool):
-        return _msg("quiz.not_a_number")
+        return msg("quiz.not_a_number")
     if isinstance(raw, numbers.Real):
         try:
             value = float(raw)
         except (OverflowError, ValueError, TypeError):
-            return _msg("quiz.too_large")
+            return msg("quiz.too_large")
         if math.isnan(value):
-            return _msg("quiz.not_a_number")
-        return value if math.isfinite(value) else _msg("quiz.too_large")
+            return msg("quiz.not_a_number")
+        return value if math.isfinite(value) else msg("quiz.too_large")
     if not isinstance(raw, str):
-        return _msg("quiz.not_a_number")
+        return msg("quiz.not_a_number")
     if len(raw) > MAX_RESPONSE_CHARS:
-        return _msg("quiz.too_long", limit=MAX_RESPONSE_CHARS)
+        return msg("quiz.too_long", limit=MAX_RESPONSE_CHARS)
     text = raw.translate(FULLWIDTH_NUMBER).strip().replace(" ", "").replace("_", "")
     if GROUPED.fullmatch(text):
         text = text.replace(",", "")
     if not text.isascii() or not NUMBER.fullmatch(text):
-        return _msg("quiz.not_a_number")
+        return msg("quiz.not_a_number")
     value = float(text)
-    return value if math.isfinite(value) else _msg("quiz.too_large")
+    return value if math.isfinite(value) else msg("quiz.too_large")
 
 
-def _invalid(message: Text) -> Feedback:
+def _invalid(message: Message) -> Feedback:
     return Feedback(False, "invalid", message)
 
 
@@ -740,100 +758,93 @@ def grade(question: Question, response: Any) -> Feedback:
             return _grade_choice(question, response)
         return _grade_sliders(question, response)
     except (SetupError, TrainerRefusal, OverflowError, ValueError, TypeError, RecursionError):
-        return _invalid(_msg("quiz.cannot_grade"))
+        return _invalid(msg("quiz.cannot_grade"))
 
 
 def _grade_numeric(question: Question, response: Any) -> Feedback:
     given = parse_number(response)
-    if isinstance(given, Text):
+    if isinstance(given, Message):
         return _invalid(given)
     answer = float(question.answer)
     label = _quantity_label(question.spec.answer)
-    shown = format_quantity(_tidy(given) if abs(given) < 1e15 else given)
     worked = _worked(question)
     if _close(given, answer, question.spec.tolerance):
-        message = Text(t("zh", "quiz.numeric_right", value=format_quantity(question.answer), label=label.zh),
-                       t("en", "quiz.numeric_right", value=format_quantity(question.answer), label=label.en))
+        message = msg("quiz.numeric_right", value=question.answer, label=label)
         return Feedback(True, "correct", message, worked, explanation=question.explanation)
-    direction = "quiz.too_high" if given > answer else "quiz.too_low"
-    message = Text(t("zh", "quiz.numeric_wrong", value=shown, label=label.zh) + t("zh", direction),
-                   t("en", "quiz.numeric_wrong", value=shown, label=label.en) + " " + t("en", direction))
+    direction = msg("quiz.too_high" if given > answer else "quiz.too_low")
+    message = msg("quiz.numeric_wrong", value=_tidy(given) if abs(given) < 1e15 else given, label=label,
+                  direction=direction)
     return Feedback(False, "wrong", message, worked, hint=question.hint, explanation=question.explanation)
 
 
 def _grade_choice(question: Question, response: Any) -> Feedback:
     if response is None:
-        return _invalid(_msg("quiz.no_option"))
+        return _invalid(msg("quiz.no_option"))
     if isinstance(response, list | tuple | set | frozenset):
         if len(response) > len(question.options):
-            return _invalid(_msg("quiz.bad_option"))
+            return _invalid(msg("quiz.bad_option"))
         picked = list(response)
     else:
         picked = [response]
     if not picked:
-        return _invalid(_msg("quiz.no_option"))
+        return _invalid(msg("quiz.no_option"))
     for index in picked:
         if isinstance(index, bool) or not isinstance(index, numbers.Integral) or not 0 <= index < len(question.options):
-            return _invalid(_msg("quiz.bad_option"))
+            return _invalid(msg("quiz.bad_option"))
     chosen = frozenset(int(i) for i in picked)
     worked = _worked(question)
     if chosen == question.correct:
-        return Feedback(True, "correct", _msg("quiz.choice_right"), worked, explanation=question.explanation)
+        return Feedback(True, "correct", msg("quiz.choice_right"), worked, explanation=question.explanation)
     key = "quiz.choice_partly" if question.multiple and chosen & question.correct else "quiz.choice_wrong"
-    return Feedback(False, "wrong", _msg(key), worked, hint=question.hint, explanation=question.explanation)
+    return Feedback(False, "wrong", msg(key), worked, hint=question.hint, explanation=question.explanation)
 
 
 def _grade_sliders(question: Question, response: Any) -> Feedback:
     if not isinstance(response, Mapping):
-        return _invalid(_msg("quiz.sliders_missing"))
+        return _invalid(msg("quiz.sliders_missing"))
     fields_ = {c.field for c in question.controls}
     if set(response) - fields_ or fields_ - set(response):
-        return _invalid(_msg("quiz.sliders_missing"))
+        return _invalid(msg("quiz.sliders_missing"))
     values: dict[str, Any] = {}
     for control in question.controls:
         value = parse_number(response[control.field])
-        if isinstance(value, Text):
+        if isinstance(value, Message):
             return _invalid(value)
         if not _on_grid(control, value):
-            return _invalid(_msg("quiz.slider_range", field=control.field, low=format_quantity(_tidy(control.low)),
-                                 high=format_quantity(_tidy(control.high))))
+            return _invalid(msg("quiz.slider_range", field=control.field, low=_tidy(control.low),
+                                 high=_tidy(control.high)))
         values[control.field] = int(round(value)) if control.is_int else value
     try:
         plan = make_plan(question.setup.replace(**values))
     except SetupError as error:
-        return Feedback(False, "wrong", Text(error.message("zh"), error.message("en")), hint=question.hint)
+        problem = _said(error.text)
+        message = msg("quiz.field_problem", field=error.field, problem=problem) if error.field else problem
+        return Feedback(False, "wrong", message, hint=question.hint)
     except TrainerRefusal as refusal:
-        return Feedback(False, "wrong", _msg("quiz.sliders_refused", error=f"{refusal.error_type}: {refusal.message}"),
+        return Feedback(False, "wrong", msg("quiz.sliders_refused", error=f"{refusal.error_type}: {refusal.message}"),
                         hint=question.hint)
     results = []
     for target in question.targets:
         got = quantity(plan, target.quantity)
-        label = _quantity_label(target.quantity)
-        results.append(Text(
-            t("zh", "quiz.target_line", label=label.zh, value=format_quantity(got), target=target.describe().zh,
-              mark="✓" if target.holds(plan) else "✗"),
-            t("en", "quiz.target_line", label=label.en, value=format_quantity(got), target=target.describe().en,
-              mark="✓" if target.holds(plan) else "✗"),
-        ))
+        results.append(msg("quiz.target_line", label=_quantity_label(target.quantity), value=got,
+                           target=target.describe(), mark="✓" if target.holds(plan) else "✗"))
     worked = tuple(explain(plan))
     if all(target.holds(plan) for target in question.targets):
-        return Feedback(True, "correct", _msg("quiz.sliders_right"), worked, explanation=question.explanation,
+        return Feedback(True, "correct", msg("quiz.sliders_right"), worked, explanation=question.explanation,
                         extra=tuple(results))
-    return Feedback(False, "wrong", _msg("quiz.sliders_wrong"), worked, hint=question.hint,
+    return Feedback(False, "wrong", msg("quiz.sliders_wrong"), worked, hint=question.hint,
                     explanation=question.explanation, extra=tuple(results))
 
 
-def answer_text(question: Question) -> Text:
+def answer_text(question: Question) -> Message | Joined:
     """The answer in words, for a presenter's "reveal answer": the number, the right option(s), or one slider
     setting that reaches the target."""
     if question.kind == "numeric":
-        value = format_quantity(question.answer)
-        return Text(value, value)
+        return msg("quiz.answer_value", value=question.answer)
     if question.kind == "choice":
-        right = [question.options[i] for i in sorted(question.correct)]
-        return Text("；".join(o.zh for o in right), "; ".join(o.en for o in right))
-    setting = ", ".join(f"`{name}` = {format_quantity(value)}" for name, value in question.solution)
-    return Text(setting, setting)
+        return joined(_said(question.options[i]) for i in sorted(question.correct))
+    return joined((msg("quiz.answer_setting", name=name, value=value) for name, value in question.solution),
+                  separator="quiz.answer_setting_separator")
 
 
 def draw(specs: list[QuestionSpec], rng: random.Random, *, lessons: set[int] | None = None,

@@ -161,7 +161,7 @@ def _kwargs(name: str, value: Any) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(items))
 
 
-def _check(field: Field, value: Any) -> Any:
+def check_field(field: Field, value: Any) -> Any:
     """Validate and normalise one field's value, by its kind and range in the field table."""
     name, kind = field.name, field.kind
     if value is None and field.optional:
@@ -206,7 +206,7 @@ def parse_setup(values: Mapping[str, Any]) -> Parsed:
             unknown.append(str(key))
             continue
         try:
-            known[name] = _check(FIELDS[name], value)
+            known[name] = check_field(FIELDS[name], value)
         except SetupError as error:
             problems[name] = error
     return Parsed(replace(DEFAULTS, **known), problems, unknown)

@@ -8,25 +8,12 @@ from typing import Any
 
 from steplab.dataset.catalog import dataset_names
 from steplab.errors import SetupError
-from steplab.fields import Field
+from steplab.fields import DATA_FIELDS
 
 STAGES = {"sft": "supervised", "pt": "pretrain", "rm": "pairwise", "dpo": "pairwise"}
 """Training stages the dataset stage models, and the LLaMA-Factory processor each one runs."""
 UNMODELLED_STAGES = ("ppo", "kto")
 
-DATA_FIELDS: dict[str, Field] = {field.name: field for field in (
-    Field("cutoff_len", "int", 2048, 1, 10**9),
-    Field("max_samples", "int", None, 1, 10**12, optional=True),
-    Field("val_size", "float", 0.0, 0, 10**12),
-    Field("packing", "bool", None, optional=True),
-    Field("neat_packing", "bool", False),
-    Field("preprocessing_batch_size", "int", 1000, 1, 10**9),
-    Field("preprocessing_num_workers", "int", None, 1, 1024, optional=True),
-    Field("streaming", "bool", False),
-    Field("mask_history", "bool", False),
-    Field("seed", "int", 42, 0, 2**32 - 1),
-)}
-"""LLaMA-Factory's own data fields: kind, range and default (`hparams/data_args.py`, 0.9.5)."""
 TEXT_FIELDS = ("stage", "dataset", "eval_dataset", "dataset_dir", "template", "model_name_or_path",
                "mix_strategy", "tokenized_path")
 
@@ -41,18 +28,18 @@ class DataSettings:
     dataset_dir: str = "data"
     template: str | None = None
     model_name_or_path: str | None = None
-    cutoff_len: int = 2048
-    max_samples: int | None = None
-    val_size: float = 0.0
-    packing: bool | None = None
-    neat_packing: bool = False
-    preprocessing_batch_size: int = 1000
-    preprocessing_num_workers: int | None = None
+    cutoff_len: int = DATA_FIELDS["cutoff_len"].default
+    max_samples: int | None = DATA_FIELDS["max_samples"].default
+    val_size: float = DATA_FIELDS["val_size"].default
+    packing: bool | None = DATA_FIELDS["packing"].default
+    neat_packing: bool = DATA_FIELDS["neat_packing"].default
+    preprocessing_batch_size: int = DATA_FIELDS["preprocessing_batch_size"].default
+    preprocessing_num_workers: int | None = DATA_FIELDS["preprocessing_num_workers"].default
     mix_strategy: str = "concat"
-    streaming: bool = False
-    mask_history: bool = False
+    streaming: bool = DATA_FIELDS["streaming"].default
+    mask_history: bool = DATA_FIELDS["mask_history"].default
     tokenized_path: str | None = None
-    seed: int = 42
+    seed: int = DATA_FIELDS["seed"].default
 
     @property
     def processor(self) -> str:
@@ -78,7 +65,7 @@ class DataSettings:
 
 def data_settings(values: Mapping[str, Any]) -> DataSettings:
     """The dataset settings of a YAML mapping; a bad value raises `SetupError` naming the field."""
-    from steplab.setup import _check as check_field  # TODO: public name once setup.py settles
+    from steplab.setup import check_field  # lazily: setup imports the schedules and profiles
 
     checked: dict[str, Any] = {}
     for name, field in DATA_FIELDS.items():
