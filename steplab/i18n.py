@@ -72,12 +72,15 @@ def normalise_language(value: object) -> str:
     return text if text in LANGUAGES else DEFAULT_LANGUAGE
 
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml reads the catalogue ~10x faster (our own files)
+
+
 @lru_cache(maxsize=2)
 def catalogue(lang: str) -> dict[str, str]:
     """The app's strings for one language: every `locales/<lang>/*.yaml` (one file per page or part, flat keys)."""
     strings: dict[str, str] = {}
     for path in sorted((LOCALES / lang).rglob("*.yaml")):
-        part = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        part = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER) or {}
         clash = set(part) & set(strings)
         if clash:
             raise ValueError(f"{path.name} repeats keys defined in another file: {sorted(clash)}")
