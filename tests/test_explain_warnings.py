@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from steplab.compare import ROWS
+from steplab.events import rhythm
 from steplab.explain import explain
-from steplab.logblock import running_training_block
+from steplab.i18n import Message, catalogue
+from steplab.logblock import PARAMETERS_NOTE, running_training_block
 from steplab.plan import make_plan
+from steplab.presets import presets
 from steplab.setup import setup_from_mapping
 from steplab.warnings import plan_warnings
 
@@ -100,3 +104,22 @@ def test_log_block(trainer, has_update_line):
     assert "  Num examples = 1,090" in block and "  Total optimization steps = 411" in block
     assert ("Num update steps per epoch = 137" in block) is has_update_line
     assert "  Total train batch size (w. parallel, distributed & accumulation) = 8" in block
+
+
+def _keys(message) -> set[str]:
+    """The catalogue keys a message (and the messages among its values) reads."""
+    if isinstance(message, Message):
+        return {message.key}.union(*(_keys(value) for _, value in message.values))
+    return set()
+
+
+def test_every_sentence_is_a_catalogue_entry_in_both_languages():
+    plans = [plan(**values) for _, values in WARNING_CASES] + [plan(**COURSE, eval_strategy="steps", eval_steps=25)]
+    used = {key for p in plans for w in plan_warnings(p) for key in _keys(w.text) | _keys(w.fix)}
+    used |= {key for p in plans for line in explain(p) for key in _keys(line.label) | _keys(line.note)}
+    used |= {key for p in plans for key in _keys(rhythm(p))}
+    used |= {preset.title.key for preset in presets().values()} | {label.key for label, _ in ROWS}
+    used |= {PARAMETERS_NOTE.key, "comparing.summary", "comparing.summary_eval", "comparing.row.error", "logblock.lightning"}
+    for lang in ("zh", "en"):
+        assert not used - set(catalogue(lang)), lang
+    assert presets()["course_default"].title.en.startswith("Course default: Qwen3-0.6B, 1,600 samples")
