@@ -139,7 +139,8 @@ def controls(timeline: Timeline, lang: str, current: int) -> None:
         st.button(t(lang, "anim.reset"), key="anim_reset", icon=":material/first_page:", shortcut="Home",
                   on_click=go_to, args=(1, count), help=t(lang, "anim.reset_help"), disabled=current <= 1)
         st.segmented_control(t(lang, "anim.speed"), SPEEDS, key=SPEED, default=1.0, required=True,
-                             format_func=lambda speed: f"{speed:g}×", help=t(lang, "anim.speed_help"),
+                             format_func=lambda speed: f"{speed:g}×",
+                             help=t(lang, "anim.speed_help", slow=min(SPEEDS), period=1 / min(SPEEDS), fast=max(SPEEDS)),
                              on_change=hold, label_visibility="collapsed")
         for name, key in (("epoch_end", "anim.skip_epoch_end"), ("last_update", "anim.skip_last")):
             target = timeline.target(name)
@@ -200,8 +201,12 @@ def comparison(trainer: str, lang: str) -> None:
     """Batch 4 × accumulation 8 against batch 2 × accumulation 16 (the course setup otherwise), with the
     chapter's V100 measurement of that pair, labelled as measured (`steplab.measurements`)."""
     st.subheader(t(lang, "anim.compare.title"))
-    st.caption(t(lang, "anim.compare.intro"))
     measured = list(measurements().values())
+    course = presets()["course_default"]
+    pair = [(m["per_device_train_batch_size"], m["gradient_accumulation_steps"]) for m in measured]
+    st.caption(t(lang, "anim.compare.intro", batch_a=pair[0][0], ga_a=pair[0][1], batch_b=pair[1][0], ga_b=pair[1][1],
+                 samples_per_update=pair[0][0] * pair[0][1], samples=course.setup().num_samples,
+                 epochs=course.setup().num_train_epochs))
     rows: dict[str, list[str]] = {}
     labels = []
     for column, figures in zip(st.columns(len(measured)), measured, strict=True):
@@ -242,7 +247,7 @@ def comparison(trainer: str, lang: str) -> None:
         f"| {t(lang, 'anim.compare.row.memory')} | {memory} |\n"
         f"| {t(lang, 'anim.compare.row.time', steps=steps)} | {seconds} |\n"
     )
-    st.caption(t(lang, "anim.compare.measured_caption", steps=steps))
+    st.caption(t(lang, "anim.compare.measured_caption", steps=steps, model=course.model))
     st.markdown(t(lang, "anim.compare.lesson"))
 
 

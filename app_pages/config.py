@@ -8,7 +8,7 @@ from steplab.dataset.files import MAX_FILE_BYTES
 from steplab.dataset.load import funnel_from_uploads
 from steplab.errors import InputError
 from steplab.i18n import t
-from steplab.setup import setup_from_mapping
+from steplab.setup import TrainingSetup, setup_from_mapping
 from steplab_ui import funnel_view, layout, state
 
 setup, error = state.shared_setup()
@@ -99,7 +99,7 @@ with st.expander(t(lang, "config.data.heading"), icon=":material/dataset:"):
                         key=f"config_rows_{name}", help=t(lang, "config.data.rows_help"))
 st.number_input(t(lang, "config.num_samples"), **state.number_range("num_samples"), value=None, step=1,
                 key="config_num_samples", help=t(lang, "config.num_samples_help"),
-                placeholder=t(lang, "config.num_samples_placeholder"))
+                placeholder=t(lang, "config.num_samples_placeholder", example=TrainingSetup().num_samples))
 st.button(t(lang, "config.apply"), type="primary", on_click=import_config, icon=":material/upload:")
 
 status, payload = st.session_state.get(RESULT, (None, None))

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from steplab.i18n import fmt_int, t
+from steplab.profiles import PROFILES
 from steplab_ui import layout, navigation, state
 
 setup, error = state.shared_setup()
@@ -23,4 +24,5 @@ for _, path, key, _ in navigation.PAGES[1:]:
     layout.page_link(path, key, t(lang, f"page.{key}.title"), ":material/arrow_forward:")
     st.caption(t(lang, f"home.link.{key}"))
 st.divider()
-st.caption(t(lang, "home.truth"))
+releases = t(lang, "schedule.list_separator").join(profile.matched for profile in PROFILES.values())
+st.caption(t(lang, "home.truth", releases=releases))

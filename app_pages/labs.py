@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from steplab.i18n import fmt_float, fmt_int, t
+from steplab.i18n import fmt_float, fmt_int, fmt_lr, t
 from steplab.labs import TOLERANCE  # a constant: steplab.labs itself never imports torch
 from steplab_ui import layout, state
 from steplab_ui.layout import COLOURS
@@ -20,6 +20,7 @@ from steplab_ui.layout import COLOURS
 LABS = ("a", "b", "c", "d")
 CHART_CONFIG = {"displaylogo": False}
 POWERS_OF_TWO = [1, 2, 4, 8, 16, 32]
+TOKEN_LAB_SEED = 0  # lab B runs with this seed (the method text says which)
 
 
 # --- cached lab runs (torch is imported here only) ----------------------------------------------------
@@ -35,7 +36,7 @@ def run_accumulation(batch_size: int, accumulation: int):
 def run_token_weighting(lengths: tuple[int, ...], batch_size: int):
     from steplab.labs import token_weighting as lab
 
-    return lab.run(lengths, batch_size)
+    return lab.run(lengths, batch_size, seed=TOKEN_LAB_SEED)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -142,10 +143,14 @@ def lab_a(lang: str) -> None:
         "type": "log", "title": t(lang, "labs.a.chart_y"), "tickvals": ticks, "ticktext": [f"{x:g}" for x in ticks],
         "range": [math.log10(min(values) / 1.6), math.log10(max(values) * 1.6)]})
     sentence = t(lang, "labs.a.chart_alt", **{f"sgd_{v.key}": ratio(v.sgd_update_ratio) for v in result.variants},
-                 **{f"adamw_{v.key}": ratio(v.adamw_update_ratio) for v in result.variants})
+                 **{f"adamw_{v.key}": ratio(v.adamw_update_ratio) for v in result.variants}, same=ratio(1.0))
     chart(figure, "labs_a_chart", sentence)
+    from steplab.labs import accumulation as lab  # torch is loaded by now: the lab has just run
+
     with st.expander(t(lang, "labs.method"), icon=":material/science:"):
-        st.markdown(t(lang, "labs.a.method"))
+        st.markdown(t(lang, "labs.a.method", features=lab.FEATURES, hidden=lab.HIDDEN, classes=lab.CLASSES,
+                      seed=result.seed, sgd_lr=fmt_lr(lab.SGD_LR), adamw_lr=fmt_lr(lab.ADAMW_LR),
+                      tolerance=f"{TOLERANCE:g}"))
 
 
 # --- lab B ---------------------------------------------------------------------------------------------
@@ -157,6 +162,7 @@ def _set_lengths(example: str) -> None:
 
 
 def lab_b(lang: str) -> None:
+    from steplab.labs import token_weighting as lab
     from steplab.labs.token_weighting import EXAMPLES, LabInputError, parse_lengths
 
     st.markdown(t(lang, "labs.b.intro"))
@@ -164,8 +170,10 @@ def lab_b(lang: str) -> None:
     if "labs_b_lengths" not in st.session_state:  # a default, without `value=`: the example buttons set it too
         st.session_state["labs_b_lengths"] = EXAMPLES["unequal"]
     text = left.text_input(t(lang, "labs.b.lengths"), key="labs_b_lengths",
-                           max_chars=400, help=t(lang, "labs.b.lengths_help"))
-    batch = right.selectbox(t(lang, "labs.b.batch"), [1, 2, 4], key="labs_b_batch", help=t(lang, "labs.b.batch_help"))
+                           max_chars=400, help=t(lang, "labs.b.lengths_help", max_length=lab.MAX_LENGTH,
+                                                 max_sequences=lab.MAX_SEQUENCES))
+    batch = right.selectbox(t(lang, "labs.b.batch"), [1, 2, 4], key="labs_b_batch",
+                            help=t(lang, "labs.b.batch_help", ignore=lab.IGNORE))
     buttons = st.columns(2)
     for column, example in zip(buttons, ("unequal", "equal"), strict=True):
         column.button(t(lang, f"labs.b.example.{example}"), key=f"labs_b_example_{example}", on_click=_set_lengths,
@@ -210,7 +218,8 @@ def lab_b(lang: str) -> None:
     with st.expander(t(lang, "labs.b.releases"), icon=":material/history:"):
         st.markdown(t(lang, "labs.b.releases_text"))
     with st.expander(t(lang, "labs.method"), icon=":material/science:"):
-        st.markdown(t(lang, "labs.b.method"))
+        st.markdown(t(lang, "labs.b.method", vocab=lab.VOCAB, seed=TOKEN_LAB_SEED, ignore=lab.IGNORE,
+                      tolerance=f"{TOLERANCE:g}"))
 
 
 # --- lab C ---------------------------------------------------------------------------------------------
@@ -325,7 +334,8 @@ def lab_c(lang: str, setup, error) -> None:
     with st.expander(t(lang, "labs.method"), icon=":material/science:"):
         st.markdown(t(lang, "labs.c.method", parameters=fmt_int(result.parameters), samples=lab.TRAIN_SAMPLES,
                       batch=lab.BATCH_SIZE, lr=lab.LEARNING_RATE, noise=f"{lab.LABEL_NOISE:.0%}",
-                      validation=lab.VALIDATION_SAMPLES))
+                      validation=lab.VALIDATION_SAMPLES, features=lab.FEATURES, hidden=lab.HIDDEN,
+                      classes=lab.CLASSES))
 
 
 # --- lab D ---------------------------------------------------------------------------------------------
@@ -344,7 +354,9 @@ def lab_d(lang: str) -> None:
     } for r in lab.CHAPTER_RUNS]
     st.table(pd.DataFrame(rows), hide_index=True)
     big, small = lab.CHAPTER_RUNS
-    st.markdown(t(lang, "labs.d.time", micro_big=f"{big.seconds_per_micro_batch:.2f}",
+    effective = big.batch_size * big.accumulation  # the same for both runs
+    st.markdown(t(lang, "labs.d.time", steps=big.steps, big_batch=big.batch_size, small_batch=small.batch_size,
+                  micro_big=f"{big.seconds_per_micro_batch:.2f}",
                   micro_small=f"{small.seconds_per_micro_batch:.2f}", sample_big=f"{big.seconds_per_sample:.3f}",
                   sample_small=f"{small.seconds_per_sample:.3f}"))
 
@@ -354,18 +366,19 @@ def lab_d(lang: str) -> None:
     st.markdown(t(lang, "labs.d.assumptions", fixed=f"{fixed:.2f}", per_sample=f"{per_sample:.3f}",
                   states=f"{sum(states.values()):.2f}", weights=f"{states['weights']:.2f}",
                   gradients=f"{states['gradients']:.2f}", optimizer=f"{states['optimizer']:.2f}",
-                  rest=f"{fixed - sum(states.values()):.2f}"))
-    choice = st.select_slider(t(lang, "labs.d.batch"), [1, 2, 4, 8, 16], value=4, key="labs_d_batch",
+                  rest=f"{fixed - sum(states.values()):.2f}", billions=f"{lab.QWEN3_PARAMETERS / 1e9:g}"))
+    choice = st.select_slider(t(lang, "labs.d.batch", effective=effective), [1, 2, 4, 8, 16], value=4,
+                              key="labs_d_batch",
                               help=t(lang, "labs.d.batch_help"))
     peak = lab.predicted_peak_gib(choice)
     measured = {r.batch_size: r for r in lab.CHAPTER_RUNS}
     if choice in measured:
-        st.info(t(lang, "labs.d.choice_measured", batch=choice, accumulation=32 // choice,
+        st.info(t(lang, "labs.d.choice_measured", batch=choice, accumulation=effective // choice,
                   peak=f"{measured[choice].peak_gib:.2f}"), icon=":material/straighten:")
     else:
         key = "labs.d.choice_fits" if peak <= lab.V100_GIB else "labs.d.choice_too_big"
         (st.info if peak <= lab.V100_GIB else st.warning)(
-            t(lang, key, batch=choice, accumulation=32 // choice, peak=f"{peak:.2f}", limit=lab.V100_GIB),
+            t(lang, key, batch=choice, accumulation=effective // choice, peak=f"{peak:.2f}", limit=lab.V100_GIB),
             icon=":material/functions:")
     sizes = [1, 2, 4, 8, 16]
     figure = go.Figure()
@@ -383,9 +396,10 @@ def lab_d(lang: str) -> None:
                          yaxis={"title": "GiB", "rangemode": "tozero"})
     points = t(lang, "labs.d.alt_join").join(t(lang, "labs.d.alt_item", peak=f"{r.peak_gib:.2f}", batch=r.batch_size)
                                               for r in sorted(lab.CHAPTER_RUNS, key=lambda r: r.batch_size))
+    large = next((b for b in sizes if lab.predicted_peak_gib(b) > lab.V100_GIB), sizes[-1])  # the first too big
     chart(figure, "labs_d_chart", t(lang, "labs.d.chart_alt", measured=points, fixed=f"{fixed:.2f}", per_sample=f"{per_sample:.3f}",
-                                    one=f"{lab.predicted_peak_gib(1):.2f}", eight=f"{lab.predicted_peak_gib(8):.2f}",
-                                    limit=lab.V100_GIB))
+                                    small=sizes[0], small_peak=f"{lab.predicted_peak_gib(sizes[0]):.2f}", large=large,
+                                    large_peak=f"{lab.predicted_peak_gib(large):.2f}", limit=lab.V100_GIB))
 
     st.subheader(t(lang, "labs.d.cpu"))
     st.markdown(t(lang, "labs.d.cpu_method"))

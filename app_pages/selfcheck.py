@@ -36,7 +36,7 @@ except quiz.QuizError as problem:
 
 specs = {spec.id: spec for spec in bank}
 st.pills(t(lang, "quiz.pick_lessons"), ALL_LESSONS, selection_mode="multi", default=ALL_LESSONS, key=LESSONS_KEY,
-         format_func=lambda n: t(lang, f"quiz.lesson_short.{n}"), help=t(lang, "quiz.pick_lessons_help"))
+         format_func=lambda n: t(lang, f"quiz.lesson_short.{n}", number=n), help=t(lang, "quiz.pick_lessons_help"))
 chosen = set(st.session_state.get(LESSONS_KEY) or [])
 current = st.session_state.get(CURRENT)
 if current is None or current[0] not in specs or specs[current[0]].lesson not in chosen:

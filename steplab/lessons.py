@@ -7,10 +7,11 @@ A lesson is a title, goals and an ordered list of blocks. Block kinds:
 - `predict`: the learner enters a guess of a quantity before the answer and its arithmetic are revealed;
 - `check`: the self-check: `count` questions drawn from `lessons/questions.yaml` for this lesson's number.
 
-Numbers in the text are never typed: `{course.max_steps}` is the engine's value for the lesson's scenario
-`course`, `{course.setup.warmup_steps}` the value the scenario sets, and `{measured.v100_batch4_acc8.seconds}`
-a figure measured in the course. Placeholders are those of the locale files (`{name}`, `{name:spec}`), filled
-by `steplab.i18n.fill`.
+Numbers in the text are never typed (tests/test_prose.py checks): `{course.max_steps}` is the engine's value for
+the lesson's scenario `course`, `{course.setup.warmup_steps}` the value the scenario sets,
+`{course.trainer_release}` / `{course.trainer_matched}` its Trainer profile's releases, `{lesson.several_gpus}`
+the number of another lesson (by its file name), and `{measured.v100_batch4_acc8.seconds}` a figure measured in
+the course. Placeholders are those of the locale files (`{name}`, `{name:spec}`), filled by `steplab.i18n.fill`.
 """
 
 from __future__ import annotations
@@ -241,7 +242,7 @@ def parse_lesson(data: Any, source: str = "<lesson>") -> Lesson:
         raise LessonError(source, "number", "must be a whole number")
     reserved = {"measured", "lesson"} & set(data.get("scenarios") or {})
     if reserved:
-        raise LessonError(source, "scenarios", f"{sorted(reserved)} name placeholders of their own; rename the scenario")
+        raise LessonError(source, "scenarios", f"{sorted(reserved)} name placeholders of their own: rename it")
     scenarios = {name: _scenario(spec, source, name) for name, spec in (data.get("scenarios") or {}).items()}
     goals = data["goals"]
     if not isinstance(goals, list) or not goals:

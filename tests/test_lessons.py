@@ -8,8 +8,8 @@ import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
 
-from steplab.i18n import LANGUAGES
-from steplab.lessons import LESSONS_DIR, PLACEHOLDER, LessonError, load_lessons, parse_lesson
+from steplab.i18n import LANGUAGES, PLACEHOLDER
+from steplab.lessons import LESSONS_DIR, LessonError, load_lessons, parse_lesson
 from steplab.quantities import is_quantity
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,11 +26,11 @@ def test_lesson_blocks(lesson):
     kinds = [block.kind for block in lesson.blocks]
     assert kinds[-1] == "check" and "predict" in kinds and "widget" in kinds
     for block in lesson.blocks:
-        for lang in LANGUAGES:  # every placeholder resolves and no text is left with a raw {{...}}
+        for lang in LANGUAGES:  # every placeholder resolves and no text is left with a raw {...}
             texts = [block.data.get(lang)] + [block.data[k][lang] for k in ("caption", "prompt", "reveal") if k in block.data]
             for text in filter(None, texts):
                 filled = lesson.fill(text)
-                assert "{{" not in filled and "}}" not in filled
+                assert "{" not in filled and "}" not in filled
         if block.kind == "predict":
             assert is_quantity(block.data["quantity"])
 
@@ -51,7 +51,9 @@ def test_zh_and_en_have_the_same_blocks(path):
     (lambda d: d.pop("title"), "missing keys"),
     (lambda d: d["blocks"].append({"kind": "video"}), "kind must be one of"),
     (lambda d: d["blocks"].insert(0, {"kind": "text", "zh": "只有中文"}), "zh and en"),
-    (lambda d: d["blocks"].insert(0, {"kind": "text", "zh": "{{course.nope}}", "en": "x"}), "does not resolve"),
+    (lambda d: d["blocks"].insert(0, {"kind": "text", "zh": "{course.nope}", "en": "x"}), "does not resolve"),
+    (lambda d: d["blocks"].insert(0, {"kind": "text", "zh": "第 {lesson.nope} 课", "en": "x"}), "{lesson.nope}"),
+    (lambda d: d["scenarios"].update({"lesson": {"preset": "course_default"}}), "placeholders of their own"),
     (lambda d: d["blocks"].insert(0, {"kind": "widget", "widget": "calculator", "scenario": "missing"}), "unknown scenario"),
     (lambda d: d["scenarios"].update({"bad": {"preset": "no_such_preset"}}), "unknown preset"),
     (lambda d: d["scenarios"].update({"bad": {"set": {"per_device_train_batch_size": 0}}}), "per_device_train_batch_size"),

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from steplab import quiz
-from steplab.i18n import Text
+from steplab.i18n import Message
 from steplab.plan import make_plan
 from steplab.presets import presets
 from steplab.quantities import format_quantity, quantity
@@ -76,7 +76,7 @@ def test_every_text_in_both_languages(spec):
         shown = [question.prompt, question.hint, *question.options] + ([question.explanation] if question.explanation else [])
         for text in shown:
             for lang in ("zh", "en"):
-                assert "{{" not in text.get(lang) and "}}" not in text.get(lang)
+                assert "{" not in text.get(lang) and "}" not in text.get(lang)
             # full-width punctuation next to Chinese characters
             assert not re.search(r"[\u4e00-\u9fff][,:;!?]|[,:;!?][\u4e00-\u9fff]", text.zh), text.zh
 
@@ -85,7 +85,7 @@ def test_numeric_answers_are_never_literals_in_the_yaml():
     for spec in NUMERIC:
         raw = RAW[spec.id]
         assert isinstance(raw["answer"], str) and raw["answer"] == spec.answer
-        assert "{{" + spec.answer + "}}" not in raw["prompt"]["en"]
+        assert "{" + spec.answer + "}" not in raw["prompt"]["en"]
 
 
 # --------------------------------------------------------------------------- generation agrees with the engine
@@ -106,7 +106,7 @@ def test_numeric_answer_agrees_with_the_engine(seed, index):
     if hand is not None:
         assert question.answer == hand
     for name in drawn:
-        if "{{" + name + "}}" in RAW[spec.id]["prompt"]["en"]:
+        if "{" + name + "}" in RAW[spec.id]["prompt"]["en"]:
             assert format_quantity(getattr(plan.setup, name)) in question.prompt.en
     assert quiz.generate(spec, seed) == question  # the seed alone decides
 
@@ -120,7 +120,7 @@ def test_choice_marks_the_right_options(seed, index):
     assert len(question.options) == len(raw_options)
     by_text = {opt.text.en: opt.correct for opt in spec.options}
     assert len(question.correct) == sum(o.get("correct", False) for o in raw_options)
-    if all("{{" not in o["en"] for o in raw_options):
+    if all("{" not in o["en"] for o in raw_options):
         for shown, text in enumerate(question.options):
             assert by_text[text.en] == (shown in question.correct)
     assert quiz.grade(question, sorted(question.correct) if question.multiple else next(iter(question.correct))).correct
@@ -142,7 +142,7 @@ def test_sliders_solution_is_right_and_start_is_not(seed, index):
     raw_target = RAW[spec.id]["target"]
     allowed = raw_target["equals"] if isinstance(raw_target["equals"], list) else [raw_target["equals"]]
     assert question.targets[0].value in allowed
-    if "{{target}}" in RAW[spec.id]["prompt"]["en"]:
+    if "{target}" in RAW[spec.id]["prompt"]["en"]:
         assert format_quantity(quiz._tidy(question.targets[0].value)) in question.prompt.en
 
 
@@ -222,7 +222,7 @@ def test_any_response_to_any_kind_never_raises(response):
         spec = question.spec
         feedback = quiz.grade(question, response)
         assert isinstance(feedback, quiz.Feedback)
-        assert isinstance(feedback.message, Text)
+        assert isinstance(feedback.message, Message)
         if feedback.correct:
             assert spec.kind == "numeric" and float(response) == question.answer
 
@@ -289,7 +289,7 @@ def test_draw_respects_the_lessons_and_avoids_a_repeat():
 
 GOOD = {"id": "q", "lesson": 2, "kind": "numeric", "setup": {"preset": "course_default"},
         "params": {"per_device_train_batch_size": [2, 4]}, "answer": "max_steps",
-        "prompt": {"zh": "批 {{per_device_train_batch_size}}，总步数？", "en": "Batch {{per_device_train_batch_size}}: total?"},
+        "prompt": {"zh": "批 {per_device_train_batch_size}，总步数？", "en": "Batch {per_device_train_batch_size}: total?"},
         "hint": {"zh": "提示", "en": "hint"}}
 CHOICE_GOOD = {"id": "c", "lesson": 1, "kind": "choice", "prompt": {"zh": "问", "en": "Q"},
                "hint": {"zh": "提示", "en": "hint"}, "explanation": {"zh": "因为", "en": "because"},
@@ -297,7 +297,7 @@ CHOICE_GOOD = {"id": "c", "lesson": 1, "kind": "choice", "prompt": {"zh": "问",
 SLIDER_GOOD = {"id": "s", "lesson": 3, "kind": "sliders", "setup": {"preset": "course_default"},
                "controls": [{"field": "gradient_accumulation_steps", "min": 1, "max": 32}],
                "target": {"quantity": "total_train_batch_size", "equals": 64},
-               "prompt": {"zh": "调到 {{target}}", "en": "Reach {{target}}"}, "hint": {"zh": "提示", "en": "hint"}}
+               "prompt": {"zh": "调到 {target}", "en": "Reach {target}"}, "hint": {"zh": "提示", "en": "hint"}}
 
 
 def mutate(base: dict, **changes) -> dict:
@@ -315,11 +315,12 @@ MISTAKES = [
     (mutate(GOOD, setup={"preset": "nope"}), "unknown preset 'nope'"),
     (mutate(GOOD, prompt={"zh": "只有中文"}), "missing language 'en'"),
     (mutate(GOOD, hint={"zh": "提示", "en": "  "}), "hint is missing language 'en'"),
-    (mutate(GOOD, prompt={"zh": "{{nope}}", "en": "{{nope}}"}), "placeholder {{nope}}"),
-    (mutate(GOOD, prompt={"zh": "{{max_steps}}", "en": "{{max_steps}}"}), "shows the answer"),
-    (mutate(GOOD, prompt={"zh": "{{course_defaul.max_steps}}", "en": "x"}), "neither one of the question's setups"),
-    (mutate(GOOD, prompt={"zh": "{{measured.v100.x}}", "en": "x"}), "no such measurement"),
-    (mutate(GOOD, prompt={"zh": "未闭合 {{num_samples", "en": "x"}), "unbalanced"),
+    (mutate(GOOD, prompt={"zh": "{nope}", "en": "{nope}"}), "placeholder {nope}"),
+    (mutate(GOOD, prompt={"zh": "{max_steps}", "en": "{max_steps}"}), "shows the answer"),
+    (mutate(GOOD, prompt={"zh": "{course_defaul.max_steps}", "en": "x"}), "neither one of the question's setups"),
+    (mutate(GOOD, prompt={"zh": "{measured.v100.x}", "en": "x"}), "no such measurement"),
+    (mutate(GOOD, prompt={"zh": "未闭合 {num_samples", "en": "x"}), "unbalanced"),
+    (mutate(GOOD, prompt={"zh": "{num_samples:q}", "en": "x"}), "format spec"),
     (mutate(GOOD, lesson=11), "lesson must be"),
     (mutate(GOOD, kind="essay"), "kind must be"),
     (mutate(GOOD, params={"per_device_train_batch_size": []}), "non-empty list"),
@@ -337,14 +338,14 @@ MISTAKES = [
      "same en text"),
     (mutate(CHOICE_GOOD, options=[{"zh": "对", "en": "right", "correct": "yes"}, {"zh": "错", "en": "w"}]),
      "correct must be true or false"),
-    (mutate(CHOICE_GOOD, prompt={"zh": "{{max_steps}}", "en": "x"}), "needs a setup"),
+    (mutate(CHOICE_GOOD, prompt={"zh": "{max_steps}", "en": "x"}), "needs a setup"),
     (mutate(SLIDER_GOOD, target={"quantity": "total_train_batch_size", "equals": 3}), "no slider setting"),
     (mutate(SLIDER_GOOD, target={"quantity": "total_train_batch_size", "equals": 32}), "already reached"),
     (mutate(SLIDER_GOOD, controls=[{"field": "lr_scheduler_type", "min": 1, "max": 2}]), "not a numeric setup field"),
     (mutate(SLIDER_GOOD, controls=[{"field": "gradient_accumulation_steps", "min": 5, "max": 1}]), "min < max"),
     (mutate(SLIDER_GOOD, target={"quantity": "total_train_batch_size"}), "exactly one of"),
     (mutate(SLIDER_GOOD, target={"quantity": "total_train_batch_size", "equals": [64, 128]},
-            prompt={"zh": "调一调", "en": "Adjust"}), "must show it with {{target}}"),
+            prompt={"zh": "调一调", "en": "Adjust"}), "must show it with {target}"),
     (mutate(SLIDER_GOOD, controls=[{"field": "gradient_accumulation_steps", "min": 10, "max": 32}]), "start value"),
 ]
 

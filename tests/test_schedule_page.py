@@ -105,7 +105,7 @@ def test_course_default_curve_markers_and_text_equal_the_engine():
     sentence = lr_curve.summary(lr_curve.curve(plan)).en
     assert at.get("plotly_chart")[0].proto.alt == sentence
     assert any(m.value == sentence for m in at.markdown)
-    assert any(m.value.startswith("**Why update 1 runs at learning rate 0.**") and "update 16 is the first" in m.value
+    assert any(m.value.startswith("**Why the first update runs at learning rate zero.**") and "update 16 is the first" in m.value
                for m in at.markdown)
 
 

@@ -52,7 +52,7 @@ def only_lesson(page: Page, lang: str, lesson: int) -> None:
     pills = page.get_by_test_id("stButtonGroup")
     for number in range(1, 11):
         if number != lesson:
-            pills.get_by_role("button", name=t(lang, f"quiz.lesson_short.{number}"), exact=True).click()
+            pills.get_by_role("button", name=t(lang, f"quiz.lesson_short.{number}", number=number), exact=True).click()
             idle(page)
 
 
