@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 
-from steplab.errors import TrainerRefusal
+from steplab.errors import SetupError, TrainerRefusal
+from steplab.fields import FIELDS
 from steplab.profiles import TrainerProfile
 from steplab.setup import TrainingSetup
 
@@ -17,10 +18,13 @@ ENUM_NAMES = {"no": "IntervalStrategy.NO", "steps": "IntervalStrategy.STEPS", "e
 def check_arguments(setup: TrainingSetup, profile: TrainerProfile) -> None:
     """Raise `TrainerRefusal` where `TrainingArguments(...)` itself would raise for this setup."""
     if profile.framework != "transformers":
+        if setup.warmup_steps < 0:  # Lightning has no TrainingArguments: StepLab's own range applies
+            raise SetupError("setup.number_range", field="warmup_steps", value=setup.warmup_steps, lo=0,
+                             hi=FIELDS["warmup_steps"].high)
         return
     if profile.warmup_steps_ratio is False and setup.warmup_ratio is not None and not 0 <= setup.warmup_ratio <= 1:
         raise TrainerRefusal("ValueError", "warmup_ratio must lie in range [0,1]", "warmup_ratio")
-    if not profile.warmup_steps_ratio and not isinstance(setup.warmup_steps, int):
+    if not profile.warmup_steps_ratio and (not isinstance(setup.warmup_steps, int) or setup.warmup_steps < 0):
         raise TrainerRefusal(
             "ValueError", "warmup_steps must be of type int and must be 0 or a positive integer.", "warmup_steps"
         )
@@ -38,9 +42,14 @@ def check_arguments(setup: TrainingSetup, profile: TrainerProfile) -> None:
         value = effective_interval_setting(setup, kind)
         if getattr(setup, f"{kind}_strategy") == "steps" and value is not None and value > 1 and value != int(value):
             raise TrainerRefusal("ValueError", f"--{kind}_steps must be an integer if bigger than 1: {value}", f"{kind}_steps")
-    if setup.lr_scheduler_type == "reduce_lr_on_plateau" and setup.eval_strategy == "no":
+    from steplab.schedules import METRIC_DRIVEN, known_schedulers  # lazily: schedules imports the setup
+
+    name = setup.lr_scheduler_type
+    if name in METRIC_DRIVEN and name in known_schedulers(profile.id) and setup.eval_strategy == "no":
+        raise TrainerRefusal("ValueError", f"lr_scheduler_type {name} requires an eval strategy", "lr_scheduler_type")
+    if profile.warmup_steps_ratio and setup.warmup_steps < 0:
         raise TrainerRefusal(
-            "ValueError", "lr_scheduler_type reduce_lr_on_plateau requires an eval strategy", "lr_scheduler_type"
+            "ValueError", f"Got warmup_steps = {setup.warmup_steps}, Expected value warmup_steps >= 0", "warmup_steps"
         )
 
 

@@ -22,10 +22,11 @@ class Events:
     upto: int  # ... up to this step
     final: tuple[int, ...]  # extra events at the last step
     by_epoch: Plan | None = field(default=None, compare=False, repr=False)  # by "epoch": at every epoch end
+    first: tuple[int, ...] = ()  # events before the rhythm starts: eval_on_start (step 0), logging_first_step (1)
 
     def count(self) -> int:
         periodic = self.upto // self.every if self.every else 0
-        return periodic + (self.by_epoch.epochs_run if self.by_epoch else 0) + len(self.final)
+        return periodic + (self.by_epoch.epochs_run if self.by_epoch else 0) + len(self.final) + len(self.first)
 
     def steps(self, limit: int | None = None) -> list[int]:
         """All event steps in order (at most `limit` of them)."""
@@ -33,7 +34,7 @@ class Events:
         if limit is not None:
             periodic = periodic[:limit]
         ends = self.by_epoch.epoch_end_steps(limit) if self.by_epoch else []
-        merged = sorted([*periodic, *ends, *self.final])
+        merged = sorted([*self.first, *periodic, *ends, *self.final])
         return merged if limit is None else merged[:limit]
 
 
@@ -66,7 +67,23 @@ def events(plan: Plan, kind: str) -> Events:
     if reached_end and kind == "eval" and plan.profile.final_eval and strategy == "steps":
         if not every or plan.max_steps % every:
             final.append(plan.max_steps)
-    return Events(every, steps_done if every else 0, tuple(final), plan if strategy == "epoch" else None)
+    return Events(every, steps_done if every else 0, tuple(final), plan if strategy == "epoch" else None,
+                  _first(plan, kind, every))
+
+
+def _first(plan: Plan, kind: str, every: int | None) -> tuple[int, ...]:
+    """`eval_on_start` evaluates once before the first update (step 0); `logging_first_step` logs step 1 too.
+
+    Step 1 is logged once when the rhythm already logs it (by steps of 1, or an epoch that ends there):
+    the Trainer logs a step at most once.
+    """
+    if kind == "eval" and plan.setup.eval_on_start:
+        return (0,)
+    if kind != "log" or not plan.setup.logging_first_step or plan.optimizer_steps < 1:
+        return ()
+    strategy = plan.setup.logging_strategy
+    covered = every == 1 or (strategy == "epoch" and plan.epoch_end_steps(1) == [1])
+    return () if covered else (1,)
 
 
 def rhythm(plan: Plan) -> Message:

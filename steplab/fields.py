@@ -33,7 +33,9 @@ class Field:
     Lightning's `limit_train_batches` (a fraction up to 1, else a count); "choice" is one of `choices`.
     `default` is the Trainer's own (`TrainingArguments` of transformers 5.x), or StepLab's for its own fields.
     `optional`: None means "not set". `trainer_argument`: False for StepLab's own fields, which a YAML export
-    writes as comments.
+    writes as comments. `open`: a name outside `choices` is not StepLab's to reject: it goes to the engine,
+    which refuses it in the Trainer's own words (`lr_scheduler_type: foo` → "foo is not a valid SchedulerType").
+    The controls still offer `choices` only.
     """
 
     name: str
@@ -44,6 +46,7 @@ class Field:
     choices: tuple[str, ...] = ()
     optional: bool = False
     trainer_argument: bool = True
+    open: bool = False
 
     @property
     def is_number(self) -> bool:
@@ -63,9 +66,9 @@ FIELDS: dict[str, Field] = {field.name: field for field in (
     Field("num_train_epochs", "float", 3.0, 0, MAX_COUNT),
     Field("max_steps", "int", -1, -MAX_STEPS_LIMIT, MAX_STEPS_LIMIT),  # 0 or less: train by epochs
     Field("learning_rate", "float", 5e-5, 0, 1e6),
-    Field("lr_scheduler_type", "choice", "linear", choices=SCHEDULER_TYPES),
+    Field("lr_scheduler_type", "choice", "linear", choices=SCHEDULER_TYPES, open=True),
     Field("lr_scheduler_kwargs", "kwargs", ()),
-    Field("warmup_steps", "interval", 0, 0, MAX_STEPS_LIMIT),
+    Field("warmup_steps", "interval", 0, -MAX_STEPS_LIMIT, MAX_STEPS_LIMIT),  # below 0: the Trainer refuses it
     Field("warmup_ratio", "float", None, 0, MAX_COUNT, optional=True),
     Field("eval_strategy", "choice", "no", choices=STRATEGIES),
     Field("eval_steps", "interval", None, 0, MAX_STEPS_LIMIT, optional=True),
@@ -73,6 +76,8 @@ FIELDS: dict[str, Field] = {field.name: field for field in (
     Field("save_steps", "interval", 500, 0, MAX_STEPS_LIMIT),
     Field("logging_strategy", "choice", "steps", choices=STRATEGIES),
     Field("logging_steps", "interval", 500, 0, MAX_STEPS_LIMIT),
+    Field("logging_first_step", "bool", False),
+    Field("eval_on_start", "bool", False),
     Field("dataloader_drop_last", "bool", False),
     Field("limit_train_batches", "limit", None, 0, MAX_SAMPLES, optional=True, trainer_argument=False),
     Field("trainer", "choice", "hf-5", choices=tuple(PROFILES), trainer_argument=False),

@@ -15,7 +15,7 @@ from steplab.arguments import check_arguments, warmup_steps
 from steplab.dataloader import EpochData, ceil_div, hf_epoch, lightning_epoch
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.profiles import TrainerProfile, get_profile
-from steplab.schedules import METRIC_DRIVEN, check_scheduler, learning_rates
+from steplab.schedules import METRIC_DRIVEN, check_scheduler, known_schedulers, learning_rates
 from steplab.setup import TrainingSetup
 
 
@@ -167,7 +167,7 @@ def make_plan(setup: TrainingSetup) -> Plan:
     epoch = _epoch_data(setup, profile)
     per_epoch, total, epochs_loop = _horizon(setup, profile, epoch.micro_batches)
     warmup = warmup_steps(setup, profile, total)
-    if setup.lr_scheduler_type not in METRIC_DRIVEN:
+    if setup.lr_scheduler_type not in METRIC_DRIVEN or setup.lr_scheduler_type not in known_schedulers(profile.id):
         check_scheduler(
             setup.lr_scheduler_type, setup.scheduler_kwargs, profile=profile.id,
             learning_rate=setup.learning_rate, warmup_steps=warmup, total_steps=total,

@@ -58,7 +58,7 @@ SCHEDULER_TYPES: tuple[str, ...] = (
     "cosine_warmup_with_min_lr",
     "warmup_stable_decay",
 )
-METRIC_DRIVEN: frozenset[str] = frozenset({"reduce_lr_on_plateau"})
+METRIC_DRIVEN: frozenset[str] = frozenset({"reduce_lr_on_plateau", "greedy"})  # greedy: 5.x's GreedyLR
 PROFILES: tuple[str, ...] = ("hf-5", "hf-4.57", "hf-4.51", "hf-4.46", "lightning-2")
 
 # The transformers release whose scheduler code each profile runs (Lightning modules use the HF lambdas).
@@ -102,6 +102,11 @@ def _release(profile: str) -> str:
     if profile not in _RELEASE:
         raise SetupError("setup.unknown_profile", field="profile", value=repr(profile), choices=str(list(PROFILES)))
     return _RELEASE[profile]
+
+
+def known_schedulers(profile: str) -> tuple[str, ...]:
+    """Every name this profile's `SchedulerType` accepts, drawable or not (5.x's `greedy` included)."""
+    return tuple(_ENUM_VALUES[_release(profile)])
 
 
 def available_schedulers(profile: str) -> tuple[str, ...]:

@@ -43,6 +43,8 @@ class TrainingSetup:
     save_steps: float = _default("save_steps")
     logging_strategy: str = _default("logging_strategy")
     logging_steps: float = _default("logging_steps")
+    logging_first_step: bool = _default("logging_first_step")
+    eval_on_start: bool = _default("eval_on_start")
     dataloader_drop_last: bool = _default("dataloader_drop_last")
     limit_train_batches: float | None = _default("limit_train_batches")
     trainer: str = _default("trainer")
@@ -161,6 +163,9 @@ def _kwargs(name: str, value: Any) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(items))
 
 
+MAX_NAME = 64  # the longest free name an open choice takes
+
+
 def check_field(field: Field, value: Any) -> Any:
     """Validate and normalise one field's value, by its kind and range in the field table."""
     name, kind = field.name, field.kind
@@ -177,6 +182,8 @@ def check_field(field: Field, value: Any) -> Any:
     if kind == "limit":  # a fraction of the epoch up to 1, else a number of batches
         number = _float(name, value, field.low, field.high)
         return int(number) if number == int(number) and number > 1 else number
+    if kind == "choice" and field.open and isinstance(value, str) and 0 < len(value.strip()) <= MAX_NAME:
+        return value.strip()  # the Trainer's own check decides (a TrainerRefusal from the plan)
     if kind == "choice":
         return _choice(name, str(value).lower() if name.endswith("_strategy") and isinstance(value, str) else value,
                        field.choices)

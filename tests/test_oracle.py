@@ -43,6 +43,8 @@ def configs(draw):
         "save_steps": draw(INTERVAL),
         "logging_strategy": draw(st.sampled_from(["steps", "epoch", "no"])),
         "logging_steps": draw(INTERVAL),
+        "logging_first_step": draw(st.booleans()),
+        "eval_on_start": draw(st.booleans()),
     }
     return config
 

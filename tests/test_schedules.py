@@ -548,7 +548,8 @@ def test_nan_where_the_real_scheduler_raises():
 
 
 def test_metric_driven_and_unknown_inputs():
-    assert S.METRIC_DRIVEN == frozenset({"reduce_lr_on_plateau"})
+    assert S.METRIC_DRIVEN == frozenset({"reduce_lr_on_plateau", "greedy"})
+    assert "greedy" in S.known_schedulers("hf-5") and "greedy" not in S.known_schedulers("hf-4.57")
     with pytest.raises(SetupError):
         _lrs("reduce_lr_on_plateau", 10, 0, 10)
     plateau = S.torch_scheduler(_optimizer(LR), "reduce_lr_on_plateau", warmup_steps=0, total_steps=10,

@@ -42,7 +42,7 @@ def test_setup_is_immutable_and_hashable():
     ("num_train_epochs", float("inf"), "number"),
     ("world_size", True, "whole number"),
     ("eval_strategy", "sometimes", "no, steps, epoch"),
-    ("lr_scheduler_type", "cosine_fancy", "linear"),
+    ("lr_scheduler_type", 7, "linear"),  # not a name at all; a name the Trainer lacks is its to refuse
     ("trainer", "hf-3", "hf-5"),
     ("dataloader_drop_last", "maybe", "true or false"),
     ("lr_scheduler_kwargs", [1, 2], "mapping"),
@@ -89,3 +89,32 @@ def test_one_parse_reports_every_bad_field_and_keeps_the_rest():
     with pytest.raises(SetupError) as first:
         setup_from_mapping({"gradient_accumulation_steps": 0, "trainer": "hf-9"})
     assert first.value.field == "gradient_accumulation_steps"
+
+
+@pytest.mark.parametrize(("values", "error_type", "message"), [
+    ({"lr_scheduler_type": "cosine_fancy"}, "ValueError", "cosine_fancy is not a valid SchedulerType, please select"),
+    ({"lr_scheduler_type": "greedy"}, "ValueError", "lr_scheduler_type greedy requires an eval strategy"),
+    ({"lr_scheduler_type": "greedy", "trainer": "hf-4.57"}, "ValueError", "greedy is not a valid SchedulerType"),
+    ({"warmup_steps": -3}, "ValueError", "Got warmup_steps = -3, Expected value warmup_steps >= 0"),
+    ({"warmup_steps": -0.5}, "ValueError", "Got warmup_steps = -0.5, Expected value warmup_steps >= 0"),
+    ({"warmup_steps": -3, "trainer": "hf-4.46"}, "ValueError", "warmup_steps must be of type int and must be 0"),
+])
+def test_names_and_values_the_trainer_refuses_are_refused_in_its_words(values, error_type, message):
+    from steplab.errors import TrainerRefusal
+    from steplab.plan import make_plan
+
+    setup, _ = setup_from_mapping({"num_samples": 100, **values})
+    with pytest.raises(TrainerRefusal) as refused:
+        make_plan(setup)
+    assert refused.value.error_type == error_type and refused.value.message.startswith(message)
+
+
+def test_greedy_with_evaluation_plans_its_steps_but_draws_no_curve():
+    from steplab.plan import make_plan
+
+    plan = make_plan(setup_from_mapping({"num_samples": 100, "lr_scheduler_type": "greedy", "eval_strategy": "steps",
+                                         "eval_steps": 5})[0])
+    assert plan.max_steps == 39
+    assert set(plan.learning_rates()) == {plan.setup.learning_rate}  # until an evaluation moves it, as plateau
+    with pytest.raises(SetupError, match="warmup_steps"):  # Lightning has no TrainingArguments to refuse it
+        make_plan(setup_from_mapping({"num_samples": 1, "warmup_steps": -1, "trainer": "lightning-2"})[0])
