@@ -132,7 +132,8 @@ def _data_loss(plan: Plan) -> list[Warning]:
     elif epoch.dropped:
         found.append(_warning("samples_dropped", {"dropped": epoch.dropped}))
     if epoch.duplicated:
-        found.append(_warning("samples_duplicated", {"world_size": setup.world_size, "duplicated": epoch.duplicated}))
+        found.append(_warning("samples_duplicated", {"world_size": setup.world_size, "duplicated": epoch.duplicated,
+                                                     "draws": epoch.samples_used, "samples": setup.num_samples}))
     if 0 < setup.num_samples < setup.per_device_train_batch_size * setup.world_size:
         found.append(_warning("batch_larger_than_dataset",
                               {"batch": setup.per_device_train_batch_size * setup.world_size, "samples": setup.num_samples}))

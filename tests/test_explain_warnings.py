@@ -93,7 +93,15 @@ def test_a_clean_setup_has_no_warnings():
 def test_warning_numbers_come_from_the_plan():
     p = plan(num_samples=1001, per_device_train_batch_size=4, world_size=2)
     duplicated = next(w for w in plan_warnings(p) if w.code == "samples_duplicated")
-    assert f"{p.epoch.duplicated:,} samples" in duplicated.message("en") and p.epoch.duplicated == 7
+    assert f"{p.epoch.duplicated:,} more than there are" in duplicated.message("en") and p.epoch.duplicated == 7
+
+
+def test_more_draws_than_samples_are_said_as_draws_not_as_samples_twice():
+    """N=5, batch 4, 3 processes: 12 draws of 5 samples, 7 extra draws (no sample is 'drawn twice' 7 times)."""
+    p = plan(num_samples=5, per_device_train_batch_size=4, world_size=3)
+    text = next(w for w in plan_warnings(p) if w.code == "samples_duplicated").message("en")
+    assert (p.epoch.samples_used, p.epoch.duplicated) == (12, 7)
+    assert "12 draws from the 5 samples, 7 more" in text and "twice" not in text
 
 
 @pytest.mark.parametrize(("trainer", "has_update_line"), [("hf-5", True), ("hf-4.57", False)])
