@@ -6,8 +6,10 @@ from steplab.config_io import MAX_BYTES, ConfigError, read_config, write_config
 from steplab.dataset.catalog import dataset_names
 from steplab.dataset.files import MAX_FILE_BYTES
 from steplab.dataset.load import funnel_from_uploads
-from steplab.errors import InputError
+from steplab.errors import InputError, TrainerRefusal
+from steplab.fields import FIELDS
 from steplab.i18n import t
+from steplab.plan import make_plan
 from steplab.setup import TrainingSetup, setup_from_mapping
 from steplab_ui import funnel_view, layout, state
 
@@ -66,12 +68,17 @@ def import_config() -> None:
             funnel = funnel_from_uploads(imported.document, files, typed)
             values["num_samples"] = funnel.train_examples
             st.session_state[FUNNEL] = funnel
-        setup_from_mapping({"num_samples": 1, **values})  # the setup's own validation, before anything changes
+        checked = setup_from_mapping({"num_samples": 1, **values})[0]  # validated before anything changes
+        if any(f.open and getattr(checked, name) not in f.choices for name, f in FIELDS.items()):
+            make_plan(checked)  # a name no control offers: the Trainer's refusal says why (TrainerRefusal)
         if "num_samples" not in values:
             st.session_state[RESULT] = ("needs_samples", imported)
             return
     except (ConfigError, InputError) as problem:
         st.session_state[RESULT] = ("error", problem)
+        return
+    except TrainerRefusal as refusal:
+        st.session_state[RESULT] = ("refused", refusal)
         return
     state.apply_values(values)
     funnel = st.session_state[FUNNEL]
@@ -105,6 +112,8 @@ st.button(t(lang, "config.apply"), type="primary", on_click=import_config, icon=
 status, payload = st.session_state.get(RESULT, (None, None))
 if status == "error":
     st.error(payload.message(lang), icon=":material/error:")
+elif status == "refused":
+    layout.show_refusal(payload, lang)
 elif status == "nothing":
     st.warning(t(lang, "config.nothing", limit=LIMIT), icon=":material/draft:")
 elif status == "needs_samples":

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from steplab.profiles import PROFILES
-from steplab.schedules import SCHEDULER_TYPES
+from steplab.schedules import SCHEDULER_NAMES
 
 Kind = Literal["int", "float", "interval", "choice", "bool", "kwargs", "limit"]
 
@@ -66,7 +66,7 @@ FIELDS: dict[str, Field] = {field.name: field for field in (
     Field("num_train_epochs", "float", 3.0, 0, MAX_COUNT),
     Field("max_steps", "int", -1, -MAX_STEPS_LIMIT, MAX_STEPS_LIMIT),  # 0 or less: train by epochs
     Field("learning_rate", "float", 5e-5, 0, 1e6),
-    Field("lr_scheduler_type", "choice", "linear", choices=SCHEDULER_TYPES, open=True),
+    Field("lr_scheduler_type", "choice", "linear", choices=SCHEDULER_NAMES, open=True),
     Field("lr_scheduler_kwargs", "kwargs", ()),
     Field("warmup_steps", "interval", 0, -MAX_STEPS_LIMIT, MAX_STEPS_LIMIT),  # below 0: the Trainer refuses it
     Field("warmup_ratio", "float", None, 0, MAX_COUNT, optional=True),

@@ -58,6 +58,8 @@ SCHEDULER_TYPES: tuple[str, ...] = (
     "cosine_warmup_with_min_lr",
     "warmup_stable_decay",
 )
+SCHEDULER_NAMES: tuple[str, ...] = (*SCHEDULER_TYPES, "greedy")
+"""Every name some profile's `SchedulerType` accepts: the modelled ones and 5.x's metric-driven `greedy`."""
 METRIC_DRIVEN: frozenset[str] = frozenset({"reduce_lr_on_plateau", "greedy"})  # greedy: 5.x's GreedyLR
 PROFILES: tuple[str, ...] = ("hf-5", "hf-4.57", "hf-4.51", "hf-4.46", "lightning-2")
 

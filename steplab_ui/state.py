@@ -16,7 +16,6 @@ from steplab.fields import FIELDS, STRATEGIES
 from steplab.i18n import LANGUAGES, fmt_int, normalise_language, t
 from steplab.presets import presets
 from steplab.profiles import PROFILES
-from steplab.schedules import SCHEDULER_TYPES
 from steplab.setup import DEFAULTS, TrainingSetup, parse_setup, setup_from_mapping
 
 SHELL_SETUP = "_steplab_shell_setup"
@@ -36,11 +35,7 @@ SLIDER_STOPS: dict[str, list[float]] = {
 MAIN_FIELDS = tuple(SLIDER_STOPS)
 COURSE_PRESET = "course_default"
 FLOAT_FIELDS = tuple(name for name, field in FIELDS.items() if field.is_number and not field.whole)
-SETUP_KEYS = (
-    *MAIN_FIELDS, "max_steps", "dataloader_drop_last", "trainer", "learning_rate", "lr_scheduler_type",
-    "lr_scheduler_kwargs", "warmup_steps", "warmup_ratio", "eval_strategy", "eval_steps", "save_strategy",
-    "save_steps", "logging_strategy", "logging_steps", "limit_train_batches",
-)
+SETUP_KEYS = (*MAIN_FIELDS, *(name for name in FIELDS if name not in MAIN_FIELDS))  # every field of the table
 
 
 def number_range(name: str) -> dict[str, Any]:
@@ -98,8 +93,13 @@ def ensure_session() -> None:
 
 
 def url_value_problem(key: str, raw: str) -> str | None:
-    """Why a URL value cannot be used (None when it can): the field table's kind and range."""
-    problem = parse_setup({key: _url_value(key, raw)}).problems.get(key)
+    """Why a URL value cannot be used (None when it can): the field table's kind and range; an open choice
+    (a scheduler name) must also be one the control offers."""
+    parsed = parse_setup({key: _url_value(key, raw)})
+    problem = parsed.problems.get(key)
+    field = FIELDS.get(key)
+    if problem is None and field is not None and field.open and getattr(parsed.setup, key) not in field.choices:
+        problem = SetupError("setup.choice", field=key, value=raw, allowed=", ".join(field.choices))
     return None if problem is None else problem.text.en
 
 
@@ -203,7 +203,8 @@ def _advanced(lang: str) -> None:
                      releases=PROFILES[trainer].releases))
         st.number_input(t(lang, "field.learning_rate"), **number_range("learning_rate"), **_default_arg("learning_rate", 5e-5), step=1e-5,
                         format="%.2e", key="learning_rate", bind=BIND, help=t(lang, "help.learning_rate"))
-        st.selectbox(t(lang, "field.lr_scheduler_type"), list(SCHEDULER_TYPES), key="lr_scheduler_type", bind=BIND,
+        st.selectbox(t(lang, "field.lr_scheduler_type"), list(FIELDS["lr_scheduler_type"].choices),
+                     key="lr_scheduler_type", bind=BIND,
                      help=t(lang, "help.lr_scheduler_type"))
         st.text_input(t(lang, "field.lr_scheduler_kwargs"), **_default_arg("lr_scheduler_kwargs", ""), key="lr_scheduler_kwargs", bind=BIND,
                       placeholder='{"num_cycles": 0.5}', help=t(lang, "help.lr_scheduler_kwargs"), max_chars=300)
@@ -219,6 +220,9 @@ def _advanced(lang: str) -> None:
             st.number_input(t(lang, f"field.{kind}_steps"), **number_range(f"{kind}_steps"), **_default_arg(f"{kind}_steps", default), step=1.0,
                             format="%g", key=f"{kind}_steps", bind=BIND, help=t(lang, f"help.{kind}_steps"),
                             placeholder=t(lang, "sidebar.unset"))
+        for flag in ("logging_first_step", "eval_on_start"):
+            st.toggle(t(lang, f"field.{flag}"), **_default_arg(flag, False), key=flag, bind=BIND,
+                      help=t(lang, f"help.{flag}"))
         if st.session_state.get("trainer") == "lightning-2":
             st.number_input(t(lang, "field.limit_train_batches"), **number_range("limit_train_batches"), **_default_arg("limit_train_batches", None),
                             format="%g", key="limit_train_batches", bind=BIND,

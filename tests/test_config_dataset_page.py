@@ -41,3 +41,20 @@ def test_an_impossible_split_is_said_and_nothing_changes():
     at.button[0].click().run()
     assert not at.exception and at.error
     assert at.session_state["num_samples"] == before
+
+
+def test_a_scheduler_name_the_trainer_lacks_is_refused_in_its_words_and_nothing_changes():
+    at = page("en")
+    at.text_area(key="config_text").set_value("num_samples: 100\nlr_scheduler_type: cosine_fancy\n").run()
+    at.button[0].click().run()
+    assert not at.exception and at.session_state["lr_scheduler_type"] == "linear"
+    shown = " ".join([e.value for e in at.error] + [c.value for c in at.code])
+    assert "cosine_fancy is not a valid SchedulerType" in shown
+
+
+def test_new_trainer_flags_come_in_from_a_yaml_and_reach_the_sidebar():
+    at = page("en")
+    at.text_area(key="config_text").set_value("num_samples: 100\nlogging_first_step: true\neval_on_start: true\n").run()
+    at.button[0].click().run()
+    assert not at.exception
+    assert at.session_state["logging_first_step"] is True and at.session_state["eval_on_start"] is True
