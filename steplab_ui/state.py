@@ -82,7 +82,7 @@ def ensure_session() -> None:
     raw = st.query_params.to_dict()
     notices: list[tuple[str, str]] = [("lang", raw["lang"])] if raw.get("lang", "zh") not in LANGUAGES else []
     setup_values = {key: value for key, value in raw.items() if key in SETUP_KEYS}
-    problems = parse_setup({key: _url_value(key, value) for key, value in setup_values.items()}).problems
+    problems = url_problems(setup_values)
     for key in problems:
         notices.append((key, setup_values[key]))
         try:  # drop it before its widget reads it (Streamlit itself chokes on e.g. inf)
@@ -92,14 +92,21 @@ def ensure_session() -> None:
     st.session_state[NOTICES] = notices
 
 
+def url_problems(raw: dict[str, str]) -> dict[str, SetupError]:
+    """The URL setup values that cannot be used, in one parse: the field table's kind and range, and an open
+    choice (a scheduler name) that the control does not offer."""
+    parsed = parse_setup({key: _url_value(key, value) for key, value in raw.items()})
+    problems = dict(parsed.problems)
+    for key, value in raw.items():
+        field = FIELDS.get(key)
+        if key not in problems and field is not None and field.open and getattr(parsed.setup, key) not in field.choices:
+            problems[key] = SetupError("setup.choice", field=key, value=value, allowed=", ".join(field.choices))
+    return problems
+
+
 def url_value_problem(key: str, raw: str) -> str | None:
-    """Why a URL value cannot be used (None when it can): the field table's kind and range; an open choice
-    (a scheduler name) must also be one the control offers."""
-    parsed = parse_setup({key: _url_value(key, raw)})
-    problem = parsed.problems.get(key)
-    field = FIELDS.get(key)
-    if problem is None and field is not None and field.open and getattr(parsed.setup, key) not in field.choices:
-        problem = SetupError("setup.choice", field=key, value=raw, allowed=", ".join(field.choices))
+    """Why a URL value cannot be used (None when it can)."""
+    problem = url_problems({key: raw}).get(key)
     return None if problem is None else problem.text.en
 
 
