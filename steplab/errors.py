@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from steplab.i18n import Message, Text
+from steplab.i18n import Message
 
 
 class InputError(ValueError):
@@ -13,18 +13,8 @@ class InputError(ValueError):
     `message(lang)` says it in the reader's language; `str(error)` is the English message (CLI, logs).
     """
 
-    def __init__(self, code: Any, /, *legacy: Any, field: str | None = None, **values: Any):
-        text: Message | Text
-        if isinstance(code, Text):  # legacy: Error(Text)
-            text, code = code, ""
-        elif legacy and isinstance(legacy[0], Text):  # legacy: ConfigError(code, Text, line)
-            text = legacy[0]
-            if len(legacy) > 1:
-                values["line"] = legacy[1]
-        elif len(legacy) == 2:  # legacy: SetupError(field, en, zh)
-            field, code, text = code, "", Text(legacy[1], legacy[0])
-        else:
-            text = Message(code, tuple(values.items()))
+    def __init__(self, code: str, /, *, field: str | None = None, **values: Any):
+        text = Message(code, tuple(values.items()))
         self.code: str = code
         self.field = field
         self.values = values

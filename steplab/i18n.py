@@ -25,7 +25,7 @@ def _is_cjk(char: str) -> bool:
     return "\u3000" <= char <= "\u9fff" or "\uff00" <= char <= "\uffef"
 
 
-FULLWIDTH = {",": "，", ":": "：", ";": "；", "!": "！", "?": "？"}
+FULLWIDTH = {",": "\uff0c", ":": "\uff1a", ";": "\uff1b", "!": "\uff01", "?": "\uff1f"}  # full-width , : ; ! ?
 
 
 def zh_typography(text: str) -> str:
@@ -44,17 +44,20 @@ def zh_typography(text: str) -> str:
             wide = _is_cjk(before) or _is_cjk(after)
             opened.append((i, wide))
             if wide:
-                chars[i] = "（"
+                chars[i] = "\uff08"
         elif char == ")" and opened:
             _, wide = opened.pop()
             if wide or _is_cjk(before):
-                chars[i] = "）"
+                chars[i] = "\uff09"
     return "".join(chars)
 
 
 @dataclass(frozen=True)
 class Text:
-    """One message in Chinese and English (Chinese punctuation is made full-width)."""
+    """Bilingual content as an author wrote it in a lesson or question file (Chinese punctuation made full-width).
+
+    Engine code never builds one from literals: its sentences are `Message`s of the catalogue.
+    """
 
     zh: str
     en: str
@@ -184,7 +187,7 @@ class Joined:
 
 
 def joined(parts: Iterable[Message | Joined], separator: str = "list.separator") -> Joined:
-    """The messages `parts` as one, joined by the separator entry `separator` (`list.separator`: "；" / "; ")."""
+    """The messages `parts` as one, joined by the separator entry `separator` (`list.separator`: a full-width semicolon / "; ")."""
     return Joined(tuple(parts), separator)
 
 
