@@ -142,8 +142,23 @@ def t(lang: str, key: str, /, **values: object) -> str:
     return fill(text, values, lang) if values else text
 
 
+class _Said:
+    """Something said in either language by `get(lang)`; `.zh` and `.en` read it in one."""
+
+    def get(self, lang: str) -> str:
+        raise NotImplementedError
+
+    @property
+    def zh(self) -> str:
+        return self.get("zh")
+
+    @property
+    def en(self) -> str:
+        return self.get("en")
+
+
 @dataclass(frozen=True)
-class Message:
+class Message(_Said):
     """A sentence the engine means: a catalogue key and its values, said in either language by `get`."""
 
     key: str
@@ -153,14 +168,6 @@ class Message:
         text = t(lang, self.key, **dict(self.values))
         return zh_typography(text) if lang == "zh" else text
 
-    @property
-    def zh(self) -> str:
-        return self.get("zh")
-
-    @property
-    def en(self) -> str:
-        return self.get("en")
-
 
 def msg(key: str, /, **values: Any) -> Message:
     """`Message(key, values)`: what engine code writes instead of a sentence."""
@@ -168,7 +175,7 @@ def msg(key: str, /, **values: Any) -> Message:
 
 
 @dataclass(frozen=True)
-class Joined:
+class Joined(_Said):
     """Several messages said one after another, joined by the catalogue's separator `separator`."""
 
     parts: tuple[Message | Joined, ...]
@@ -176,14 +183,6 @@ class Joined:
 
     def get(self, lang: str) -> str:
         return t(lang, self.separator).join(part.get(lang) for part in self.parts)
-
-    @property
-    def zh(self) -> str:
-        return self.get("zh")
-
-    @property
-    def en(self) -> str:
-        return self.get("en")
 
 
 def joined(parts: Iterable[Message | Joined], separator: str = "list.separator") -> Joined:

@@ -6,9 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from steplab.dataset.errors import DatasetError
+from steplab.dataset.errors import DatasetError, json_object
 
 INFO_FILE = "dataset_info.json"
 FILE_TYPES = {"arrow": "arrow", "csv": "csv", "json": "json", "jsonl": "json", "parquet": "parquet", "txt": "text"}
@@ -71,12 +69,7 @@ def _attr(name: str, entry: Any) -> DatasetAttr:
 
 def read_info(text: str | bytes, names: list[str], source: str = INFO_FILE) -> list[DatasetAttr]:
     """The entries for `names` from the text of a `dataset_info.json`; a name it lacks is an error."""
-    try:
-        info = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        raise DatasetError("dataset.info_unreadable", path=source) from None
-    if not isinstance(info, dict):
-        raise DatasetError("dataset.info_unreadable", path=source)
+    info = json_object(text, "dataset.info_unreadable", path=source)
     missing = [name for name in names if name not in info]
     if missing:
         raise DatasetError("dataset.undefined", dataset=", ".join(missing), path=source)

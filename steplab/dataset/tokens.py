@@ -13,10 +13,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import orjson
 import yaml
 
-from steplab.dataset.errors import DatasetError
+from steplab.dataset.errors import DatasetError, json_object
 from steplab.dataset.examples import ASSISTANT, USER, Example
 
 TEMPLATES_FILE = Path(__file__).with_name("templates.yaml")
@@ -119,13 +118,7 @@ class Tokenizer:
 
 def read_config(data: bytes, label: str = "tokenizer_config.json") -> dict[str, Any]:
     """A `tokenizer_config.json` as a mapping (an unreadable one is an error naming it)."""
-    try:
-        config = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        raise DatasetError("dataset.bad_tokenizer", path=label) from None
-    if not isinstance(config, dict):
-        raise DatasetError("dataset.bad_tokenizer", path=label)
-    return config
+    return json_object(data, "dataset.bad_tokenizer", path=label)
 
 
 def infer_seqlen(source_len: int, target_len: int, cutoff_len: int) -> tuple[int, int]:
