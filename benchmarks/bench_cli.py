@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = 10**6
-CLI = [sys.executable, "-m", "steplab", "plan", "--set", "num_samples=1600", "--set", "per_device_train_batch_size=4",
+CLI_ARGS = ["-m", "steplab", "plan", "--set", "num_samples=1600", "--set", "per_device_train_batch_size=4",
        "--set", "gradient_accumulation_steps=8", "--set", f"max_steps={STEPS}", "--set", "lr_scheduler_type=cosine",
        "--set", "warmup_steps=0.05", "--set", "save_strategy=no", "--set", "logging_strategy=no", "--lr-per-step"]
 LAMBDA_LR = f"""
@@ -46,7 +46,13 @@ def wall(command: list[str]) -> tuple[float, bytes]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
-    runs = parser.parse_args().runs
+    parser.add_argument("--cli-python", default=sys.executable,
+                        help="the interpreter for the CLI side, e.g. a venv with only StepLab's dependencies "
+                             "(an interpreter with many packages starts slower: `python -c pass` is printed too)")
+    options = parser.parse_args()
+    runs = options.runs
+    CLI = [options.cli_python, *CLI_ARGS]
+    floor = statistics.median(wall([options.cli_python, "-c", "pass"])[0] for _ in range(5))
     _, out = wall(CLI)  # warm-up, and a check that it answers what it should
     assert len(json.loads(out)["learning_rates"]) == STEPS
     wall([sys.executable, "-c", LAMBDA_LR])
@@ -57,6 +63,7 @@ def main() -> None:
     ratios = [b / a for a, b in zip(cli, torch_times, strict=True)]
     print(f"CLI, {STEPS:,} steps with every learning rate ({len(out) / 1e6:.1f} MB of JSON): median "
           f"{statistics.median(cli):.3f} s (min {min(cli):.3f}, max {max(cli):.3f})")
+    print(f"  (that interpreter's own start, `python -c pass`: median {floor:.3f} s)")
     print(f"torch LambdaLR stepped {STEPS:,} times, scheduler only: median {statistics.median(torch_times):.3f} s "
           f"(min {min(torch_times):.3f}, max {max(torch_times):.3f})")
     print(f"ratio LambdaLR / CLI, pair by pair: median {statistics.median(ratios):.1f}x "
