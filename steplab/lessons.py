@@ -5,13 +5,17 @@ A lesson is a title, goals and an ordered list of blocks. Block kinds:
 - `text`: Markdown in `zh` and `en`;
 - `widget`: a live widget by reference (`calculator`, `compare`, `schedule`, `animation`, `lab`) on a scenario;
 - `predict`: the learner enters a guess of a quantity before the answer and its arithmetic are revealed;
-- `check`: the self-check: `count` questions drawn from `lessons/questions.yaml` for this lesson's number.
+- `check`: the self-check: `count` questions drawn from `lessons/questions.yaml` for this lesson's number;
+- `funnel`: LLaMA-Factory's dataset funnel, live: it starts from a `llamafactory` scenario naming one or two
+  datasets StepLab knows the rows of, and the learner changes the rows, `max_samples` and `val_size`.
 
 Numbers in the text are never typed (tests/test_prose.py checks): `{course.max_steps}` is the engine's value for
 the lesson's scenario `course`, `{course.setup.warmup_steps}` the value the scenario sets,
 `{course.trainer_release}` / `{course.trainer_matched}` its Trainer profile's releases, `{lesson.several_gpus}`
 the number of another lesson (by its file name), and `{measured.v100_batch4_acc8.seconds}` a figure measured in
-the course. Placeholders are those of the locale files (`{name}`, `{name:spec}`), filled by `steplab.i18n.fill`.
+the course. A `llamafactory` scenario also has `{capped.yaml.max_samples}` (a value its YAML sets) and
+`{capped.funnel.train_examples}` / `{capped.funnel.eval_examples}` (its dataset funnel on the known row counts).
+Placeholders are those of the locale files (`{name}`, `{name:spec}`), filled by `steplab.i18n.fill`.
 """
 
 from __future__ import annotations
@@ -24,8 +28,11 @@ from typing import Any
 
 import yaml
 
-from steplab.config_io import ConfigError, read_config
-from steplab.errors import SetupError, TrainerRefusal
+from steplab.config_io import KNOWN_DATASET_ROWS, ConfigError, read_config
+from steplab.dataset.funnel import Funnel
+from steplab.dataset.load import funnel_from_rows
+from steplab.dataset.settings import data_settings
+from steplab.errors import InputError, SetupError, TrainerRefusal
 from steplab.i18n import LANGUAGES, Text, fill
 from steplab.measurements import measurements
 from steplab.plan import Plan, make_plan
@@ -43,7 +50,10 @@ BLOCK_KEYS = {
     "widget": {"kind", "widget", "scenario", "scenarios", "lab", "caption"},
     "predict": {"kind", "scenario", "quantity", "prompt", "reveal", "tolerance"},
     "check": {"kind", "count"},
+    "funnel": {"kind", "scenario", "caption"},
 }
+FUNNEL_DATASETS = (1, 2)
+"""How many datasets a funnel block's scenario may name: one, or two to show that `max_samples` cuts each."""
 
 
 class LessonError(ValueError):
@@ -73,9 +83,18 @@ class Lesson:
     scenarios: dict[str, TrainingSetup | dict[str, int]] = field(repr=False)
     blocks: tuple[Block, ...] = ()
     source: str = ""
+    llamafactory: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    """The YAML keys of each `llamafactory` scenario, as the lesson writes them (the dataset funnel reads them)."""
 
     def plan(self, scenario: str) -> Plan:
         return make_plan(self.scenarios[scenario])
+
+    def funnel(self, scenario: str, rows: dict[str, int] | None = None, **changes: Any) -> Funnel:
+        """The dataset funnel of a `llamafactory` scenario: its datasets' rows (the known demo sizes unless
+        given), its YAML with `changes` (a change to `None` removes the key). Raises `InputError` (every kind)."""
+        values = {**self.llamafactory[scenario], **changes}
+        values = {name: value for name, value in values.items() if value is not None}
+        return funnel_from_rows(values, rows if rows is not None else known_rows(values))
 
     def fill(self, template: str, lang: str = "zh") -> str:
         """Replace every `{scenario.quantity}` / `{measured.name.figure}` with the engine's value.
@@ -101,6 +120,10 @@ class Lesson:
         scenario = self.scenarios[head]
         if isinstance(scenario, dict):  # a ROLL RLVR run
             return scenario[rest]
+        if rest.startswith("yaml."):  # a value the scenario's LLaMA-Factory YAML sets, e.g. {x.yaml.val_size} = 0.1
+            return self.llamafactory[head][rest.removeprefix("yaml.")]
+        if rest in ("funnel.train_examples", "funnel.eval_examples"):  # its dataset funnel
+            return getattr(self.funnel(head), rest.removeprefix("funnel."))
         if rest.startswith("setup."):  # the configured value, e.g. {x.setup.warmup_steps} = 0.1
             return getattr(scenario, rest.removeprefix("setup."))
         if rest in ("trainer_release", "trainer_matched"):  # "4.47 – 4.51", "transformers 4.51.3"
@@ -116,6 +139,17 @@ class Lesson:
 
 
 _CJK_BREAK = re.compile(r"(?<=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef])\n(?=[\u4e00-\u9fff\uff00-\uffef])")
+
+
+def known_rows(values: dict[str, Any]) -> dict[str, int]:
+    """The row counts StepLab knows (LLaMA-Factory's demo datasets) of the datasets a YAML mapping names."""
+    return {name: KNOWN_DATASET_ROWS[name] for name in data_settings(values).datasets if name in KNOWN_DATASET_ROWS}
+
+
+def yaml_val_size(value: float) -> float | int:
+    """`val_size` as a YAML would hold it when typed into a number box: a whole number is a YAML integer
+    (`val_size: 1` holds out one row, `100` a hundred), anything else a fraction."""
+    return int(value) if float(value).is_integer() else float(value)
 
 
 def _bilingual(value: Any, source: str, where: str) -> Text:
@@ -175,6 +209,26 @@ def _questions_per_lesson() -> dict[int, int]:
     return counts
 
 
+def _check_funnel(scenario: Any, lesson: Lesson, source: str, where: str) -> None:
+    """A funnel block starts from a `llamafactory` scenario with one or two known datasets, and its funnel runs."""
+    if scenario not in lesson.llamafactory:
+        raise LessonError(source, where, f"a funnel block needs a llamafactory scenario; the lesson has "
+                                         f"{sorted(lesson.llamafactory)}")
+    try:
+        names = data_settings(lesson.llamafactory[scenario]).datasets
+    except InputError as error:
+        raise LessonError(source, where, error.message("en")) from None
+    if len(names) not in FUNNEL_DATASETS:
+        raise LessonError(source, where, f"the funnel's scenario must name one or two datasets, not {len(names)}")
+    unknown = [name for name in names if name not in KNOWN_DATASET_ROWS]
+    if unknown:
+        raise LessonError(source, where, f"StepLab does not know the rows of {unknown}; use {sorted(KNOWN_DATASET_ROWS)}")
+    try:
+        lesson.funnel(scenario)
+    except InputError as error:
+        raise LessonError(source, where, error.message("en")) from None
+
+
 def _check_block(raw: Any, index: int, lesson: Lesson, source: str) -> Block:
     where = f"blocks[{index}]"
     if not isinstance(raw, dict) or raw.get("kind") not in BLOCK_KEYS:
@@ -203,6 +257,9 @@ def _check_block(raw: Any, index: int, lesson: Lesson, source: str) -> Block:
             raise LessonError(source, where, f"unknown quantity {raw.get('quantity')!r}")
         if "prompt" not in raw or "reveal" not in raw:
             raise LessonError(source, where, "a predict block needs a prompt and a reveal")
+    elif kind == "funnel":
+        names = [raw.get("scenario")]
+        _check_funnel(raw.get("scenario"), lesson, source, where)
     elif kind == "check":
         names = []
         count = raw.get("count", 3)
@@ -244,20 +301,22 @@ def parse_lesson(data: Any, source: str = "<lesson>") -> Lesson:
     if reserved:
         raise LessonError(source, "scenarios", f"{sorted(reserved)} name placeholders of their own: rename it")
     scenarios = {name: _scenario(spec, source, name) for name, spec in (data.get("scenarios") or {}).items()}
+    llamafactory = {name: dict(spec["llamafactory"]) for name, spec in (data.get("scenarios") or {}).items()
+                    if "llamafactory" in spec}
     goals = data["goals"]
     if not isinstance(goals, list) or not goals:
         raise LessonError(source, "goals", "list at least one goal")
     lesson = Lesson(
         id=str(data["id"]), number=data["number"], title=_bilingual(data["title"], source, "title"),
         goals=tuple(_bilingual(g, source, f"goals[{i}]") for i, g in enumerate(goals)),
-        scenarios=scenarios, source=source,
+        scenarios=scenarios, source=source, llamafactory=llamafactory,
     )
     if not isinstance(data["blocks"], list) or not data["blocks"]:
         raise LessonError(source, "blocks", "list at least one block")
     blocks = tuple(_check_block(raw, i, lesson, source) for i, raw in enumerate(data["blocks"]))
     if blocks[-1].kind != "check":
         raise LessonError(source, "blocks", "every lesson ends with a self-check (a check block)")
-    return Lesson(lesson.id, lesson.number, lesson.title, lesson.goals, scenarios, blocks, source)
+    return Lesson(lesson.id, lesson.number, lesson.title, lesson.goals, scenarios, blocks, source, llamafactory)
 
 
 def lesson_number(path: Path) -> int:

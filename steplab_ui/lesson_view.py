@@ -85,3 +85,5 @@ def render_block(lesson: Lesson, block: Block, lang: str, key: str, presenter: b
         predict(lesson, block, lang, key, presenter)
     elif block.kind == "check":
         check(lesson, block, lang, key, presenter)
+    elif block.kind == "funnel":
+        widgets.funnel(lesson, block, lang, key)

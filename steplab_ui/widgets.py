@@ -6,8 +6,10 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from steplab.errors import InputError
+from steplab.fields import DATA_FIELDS, MAX_SAMPLES
 from steplab.i18n import fmt_int, t
-from steplab.lessons import Block, Lesson
+from steplab.lessons import FUNNEL_DATASETS, Block, Lesson, known_rows, yaml_val_size
 from steplab_ui import calculator_view, compare_view, state
 
 
@@ -98,6 +100,60 @@ def lab(lesson: Lesson, block: Block, lang: str, key: str) -> None:
         st.markdown(t(lang, f"lesson.lab_{name}"))
     target = {"accumulation": "a", "token_weighting": "b", "overfitting": "c", "memory": "d"}[name]
     st.markdown(f"[{t(lang, 'lesson.lab_open')}](/labs?lab={target}&lang={lang})")
+
+
+MAX_ROWS = MAX_SAMPLES // max(FUNNEL_DATASETS)
+"""Rows a funnel's dataset may have: the datasets together stay within the sidebar's sample count."""
+
+
+def _use_sample_count(count: int) -> None:
+    """Only the sidebar's training samples change; the rest of the shared setup stays as the learner left it."""
+    st.session_state["num_samples"] = int(count)
+
+
+def funnel(lesson: Lesson, block: Block, lang: str, key: str) -> None:
+    """LLaMA-Factory's dataset funnel on the learner's numbers: rows per dataset, `max_samples`, `val_size`.
+
+    Starts from the block's `llamafactory` scenario; a combination LLaMA-Factory refuses is said, never raised."""
+    from steplab_ui.funnel_view import funnel_figure
+
+    scenario = block.data["scenario"]
+    yaml_values = lesson.llamafactory[scenario]
+    start = known_rows(yaml_values)
+    max_samples, val_size = DATA_FIELDS["max_samples"], DATA_FIELDS["val_size"]
+    with st.container(horizontal=True):
+        rows = {name: st.number_input(t(lang, "lesson.funnel.rows", dataset=name), min_value=1, max_value=MAX_ROWS,
+                                      value=start[name], step=1, key=f"{key}_rows_{name}",
+                                      help=t(lang, "lesson.funnel.rows_help"))
+                for name in start}
+        # starts at the scenario's cap through the state, not `value=`: an input with a default cannot be emptied
+        st.session_state.setdefault(f"{key}_max_samples", yaml_values.get("max_samples"))
+        cap = st.number_input(t(lang, "lesson.funnel.max_samples"), min_value=int(max_samples.low),
+                              max_value=int(max_samples.high), value=None, step=1,
+                              key=f"{key}_max_samples", placeholder=t(lang, "lesson.funnel.no_cap"),
+                              help=t(lang, "lesson.funnel.max_samples_help"))
+        held = st.number_input(t(lang, "lesson.funnel.val_size"), min_value=float(val_size.low),
+                               max_value=float(val_size.high), value=float(yaml_values.get("val_size", val_size.default)),
+                               step=0.05, format="%g", key=f"{key}_val_size", help=t(lang, "lesson.funnel.val_size_help"))
+    try:
+        result = lesson.funnel(scenario, rows=rows, max_samples=cap, val_size=yaml_val_size(held))
+    except InputError as error:  # e.g. a val_size that leaves no training row: say what to change
+        st.error(t(lang, "lesson.funnel.refused", problem=error.message(lang)), icon=":material/block:")
+    else:
+        train = fmt_int(result.train_examples)
+        st.plotly_chart(funnel_figure(result, lang), theme="streamlit", config={"displayModeBar": False},
+                        key=f"{key}_chart", alt=t(lang, "lesson.funnel.alt", train=train))
+        with st.container(horizontal=True):
+            st.metric(t(lang, "lesson.funnel.train"), train)
+            if result.eval_examples is not None:
+                st.metric(t(lang, "lesson.funnel.eval"), fmt_int(result.eval_examples))
+        st.markdown("\n".join(f"{i}. {stage.note.get(lang)}" for i, stage in enumerate(result.stages, 1)))
+        for assumption in result.assumptions:
+            st.caption(assumption.get(lang))
+        st.button(t(lang, "lesson.funnel.use"), key=f"{key}_use", on_click=_use_sample_count,
+                  args=(result.train_examples,), help=t(lang, "lesson.funnel.use_help", field=t(lang, "field.num_samples")), icon=":material/input:")
+    if "caption" in block.data:
+        st.caption(lesson.say(block.text("caption"), lang))
 
 
 WIDGETS: dict[str, Callable[[Lesson, Block, str, str], None]] = {

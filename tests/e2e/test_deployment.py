@@ -154,7 +154,7 @@ def test_browsers_upload_and_apply_a_yaml_through_the_balancer(browser: Browser,
             open_app(page, balancer.url + "/config" + ("?lang=en" if lang == "en" else ""))
             expect(title(page)).to_have_text(t(lang, "page.config.title"), timeout=60_000)
             page.get_by_role("tab", name=t(lang, "config.upload")).click()
-            page.locator("input[type='file']").set_input_files(str(config))
+            page.get_by_test_id("stTabs").locator("input[type='file']").set_input_files(str(config))
             expect(page.get_by_text(config.name)).to_be_visible(timeout=60_000)
             wait_for_app_run(page)
             page.get_by_role("button", name=t(lang, "config.apply")).click()
