@@ -1,11 +1,13 @@
 """Config in and out: paste or upload a training YAML to fill the setup; download the setup as YAML."""
 
+from functools import lru_cache
+
 import streamlit as st
 
 from steplab.config_io import MAX_BYTES, ConfigError, read_config, write_config
-from steplab.dataset.catalog import dataset_names
 from steplab.dataset.files import MAX_FILE_BYTES
 from steplab.dataset.load import funnel_from_uploads
+from steplab.dataset.settings import data_settings
 from steplab.errors import InputError, TrainerRefusal
 from steplab.fields import FIELDS
 from steplab.i18n import t
@@ -34,18 +36,18 @@ def current_text() -> str | bytes:
     return upload.getvalue() if upload is not None else st.session_state.get("config_text", "")
 
 
-def named_datasets(text: str | bytes) -> list[str]:
-    """The datasets (and eval datasets) the YAML names, or none when it cannot be read yet."""
-    if not text or not (text.strip() if isinstance(text, str) else text.strip()):
-        return []
+@lru_cache(maxsize=16)
+def named_datasets(text: str | bytes) -> tuple[str, ...]:
+    """The datasets the YAML names, or none when it cannot be read yet (one parse per text, not per rerun)."""
+    if not text.strip():
+        return ()
     try:
-        document = read_config(text).document
+        return data_settings(read_config(text).document).names
     except InputError:
-        return []
-    return list(dict.fromkeys(dataset_names(document.get("dataset")) + dataset_names(document.get("eval_dataset"))))
+        return ()
 
 
-def _typed_rows(names: list[str]) -> dict[str, int]:
+def _typed_rows(names: list[str] | tuple[str, ...]) -> dict[str, int]:
     return {name: int(value) for name in names[:MAX_LISTED_DATASETS]
             if (value := st.session_state.get(f"config_rows_{name}")) is not None}
 
@@ -63,7 +65,7 @@ def import_config() -> None:
     try:
         imported = read_config(text, num_samples=int(rows) if rows else None)
         values = dict(imported.values)
-        typed = _typed_rows(named_datasets(text))
+        typed = _typed_rows(named_datasets(text))  # cached: the rerun that drew the boxes parsed it
         if not rows and "num_samples" not in imported.document and (files or typed):
             funnel = funnel_from_uploads(imported.document, files, typed)
             values["num_samples"] = funnel.train_examples

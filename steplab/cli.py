@@ -79,9 +79,8 @@ DATA_KEYS_BYPASSED = ("dataset", "eval_dataset", "max_samples", "val_size", "pac
 
 def _count_from_datasets(document: dict[str, Any], rows: dict[str, int], values: dict[str, Any]) -> dict[str, Any]:
     """The dataset stage for a YAML without `num_samples`: its files (or `--dataset-rows`) give N."""
-    from steplab.config_io import KNOWN_DATASET_ROWS
     from steplab.dataset.errors import DatasetError
-    from steplab.dataset.load import funnel_from_files, funnel_from_rows
+    from steplab.dataset.load import funnel_from_files, funnel_from_rows, known_rows
 
     if rows:
         funnel = funnel_from_rows(document, rows)
@@ -91,10 +90,10 @@ def _count_from_datasets(document: dict[str, Any], rows: dict[str, int], values:
         except DatasetError as error:
             from steplab.dataset.settings import data_settings
 
-            names = data_settings(document).datasets + data_settings(document).eval_datasets
-            if error.code != "dataset.no_info" or not names or any(n not in KNOWN_DATASET_ROWS for n in names):
+            builtin = known_rows(document)  # LLaMA-Factory's own demo datasets need no files
+            if error.code != "dataset.no_info" or not builtin or set(builtin) != set(data_settings(document).names):
                 raise
-            funnel = funnel_from_rows(document, {n: KNOWN_DATASET_ROWS[n] for n in names})  # LLaMA-Factory's own
+            funnel = funnel_from_rows(document, builtin)
     values["num_samples"] = funnel.train_examples
     return {"num_samples_source": "dataset", "num_eval_samples": funnel.eval_examples,
             "dataset_stages": funnel.record(), "dataset_assumptions": [m.en for m in funnel.assumptions]}
@@ -112,14 +111,15 @@ def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], d
         values.update(imported.values)
         ignored = list(imported.ignored)
         document = imported.document
-    for key, raw in _pairs(args.set, "--set"):
+    settings = _pairs(args.set, "--set")
+    for key, raw in settings:
         values[key] = _parse_value(raw)
     if args.trainer:
         values["trainer"] = args.trainer
     rows = _dataset_rows(args.dataset_rows)
     names_data = bool(document.get("dataset"))
     count: dict[str, Any] = {"num_samples_source": "given"}
-    given = any(key == "num_samples" for key, _ in _pairs(args.set, "--set")) or "num_samples" in document
+    given = any(key == "num_samples" for key, _ in settings) or "num_samples" in document
     if names_data and not given:
         count = _count_from_datasets(document, rows, values)
     elif given and (names_data or rows):

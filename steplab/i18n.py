@@ -120,7 +120,7 @@ def fill(template: str, values: Mapping[str, Any] | Callable[[str], Any], lang: 
     def one(match: re.Match[str]) -> str:
         value = lookup(match.group(1))
         spec = match.group(2)
-        if isinstance(value, (Message, Joined)):
+        if isinstance(value, _Said):
             return value.get(lang)
         return format(value, spec) if spec else fmt_number(value)
 

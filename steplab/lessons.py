@@ -30,7 +30,7 @@ import yaml
 
 from steplab.config_io import KNOWN_DATASET_ROWS, ConfigError, read_config
 from steplab.dataset.funnel import Funnel
-from steplab.dataset.load import funnel_from_rows
+from steplab.dataset.load import funnel_from_rows, known_rows
 from steplab.dataset.settings import data_settings
 from steplab.errors import InputError, SetupError, TrainerRefusal
 from steplab.i18n import LANGUAGES, Text, fill
@@ -139,11 +139,6 @@ class Lesson:
 
 
 _CJK_BREAK = re.compile(r"(?<=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef])\n(?=[\u4e00-\u9fff\uff00-\uffef])")
-
-
-def known_rows(values: dict[str, Any]) -> dict[str, int]:
-    """The row counts StepLab knows (LLaMA-Factory's demo datasets) of the datasets a YAML mapping names."""
-    return {name: KNOWN_DATASET_ROWS[name] for name in data_settings(values).datasets if name in KNOWN_DATASET_ROWS}
 
 
 def yaml_val_size(value: float) -> float | int:

@@ -32,15 +32,24 @@ def funnel_figure(funnel: Funnel, lang: str) -> go.Figure:
     return figure
 
 
-def show_funnel(funnel: Funnel, lang: str) -> None:
-    """The picture, then every stage and assumption in words (the figure's text alternative)."""
-    st.markdown(f"**{t(lang, 'config.data.title')}**")
-    st.plotly_chart(funnel_figure(funnel, lang), theme="streamlit", config={"displayModeBar": False},
-                    key="config_funnel")
-    summary = t(lang, "config.data.summary", train=fmt_int(funnel.train_examples))
-    if funnel.eval_examples is not None:
-        summary += t(lang, "config.data.summary_eval", eval=fmt_int(funnel.eval_examples))
-    st.markdown(summary)
+def show_chart(funnel: Funnel, lang: str, key: str, alt: str) -> None:
+    st.plotly_chart(funnel_figure(funnel, lang), theme="streamlit", config={"displayModeBar": False}, key=key,
+                    alt=alt)
+
+
+def show_stages(funnel: Funnel, lang: str) -> None:
+    """Every stage and assumption in words: the figure's visible text alternative."""
     st.markdown("\n".join(f"{i}. {stage.note.get(lang)}" for i, stage in enumerate(funnel.stages, 1)))
     for assumption in funnel.assumptions:
         st.caption(assumption.get(lang))
+
+
+def show_funnel(funnel: Funnel, lang: str) -> None:
+    """The config page's funnel: the picture, the counts in a sentence, then every stage in words."""
+    st.markdown(f"**{t(lang, 'config.data.title')}**")
+    summary = t(lang, "config.data.summary", train=fmt_int(funnel.train_examples))
+    if funnel.eval_examples is not None:
+        summary += t(lang, "config.data.summary_eval", eval=fmt_int(funnel.eval_examples))
+    show_chart(funnel, lang, "config_funnel", summary.replace("**", "").replace("`", ""))
+    st.markdown(summary)
+    show_stages(funnel, lang)

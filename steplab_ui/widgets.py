@@ -6,10 +6,11 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from steplab.dataset.load import known_rows
 from steplab.errors import InputError
 from steplab.fields import DATA_FIELDS, MAX_SAMPLES
 from steplab.i18n import fmt_int, t
-from steplab.lessons import FUNNEL_DATASETS, Block, Lesson, known_rows, yaml_val_size
+from steplab.lessons import FUNNEL_DATASETS, Block, Lesson, yaml_val_size
 from steplab_ui import calculator_view, compare_view, state
 
 
@@ -115,7 +116,7 @@ def funnel(lesson: Lesson, block: Block, lang: str, key: str) -> None:
     """LLaMA-Factory's dataset funnel on the learner's numbers: rows per dataset, `max_samples`, `val_size`.
 
     Starts from the block's `llamafactory` scenario; a combination LLaMA-Factory refuses is said, never raised."""
-    from steplab_ui.funnel_view import funnel_figure
+    from steplab_ui.funnel_view import show_chart, show_stages
 
     scenario = block.data["scenario"]
     yaml_values = lesson.llamafactory[scenario]
@@ -141,15 +142,12 @@ def funnel(lesson: Lesson, block: Block, lang: str, key: str) -> None:
         st.error(t(lang, "lesson.funnel.refused", problem=error.message(lang)), icon=":material/block:")
     else:
         train = fmt_int(result.train_examples)
-        st.plotly_chart(funnel_figure(result, lang), theme="streamlit", config={"displayModeBar": False},
-                        key=f"{key}_chart", alt=t(lang, "lesson.funnel.alt", train=train))
+        show_chart(result, lang, f"{key}_chart", t(lang, "lesson.funnel.alt", train=train))
         with st.container(horizontal=True):
             st.metric(t(lang, "lesson.funnel.train"), train)
             if result.eval_examples is not None:
                 st.metric(t(lang, "lesson.funnel.eval"), fmt_int(result.eval_examples))
-        st.markdown("\n".join(f"{i}. {stage.note.get(lang)}" for i, stage in enumerate(result.stages, 1)))
-        for assumption in result.assumptions:
-            st.caption(assumption.get(lang))
+        show_stages(result, lang)
         st.button(t(lang, "lesson.funnel.use"), key=f"{key}_use", on_click=_use_sample_count,
                   args=(result.train_examples,), help=t(lang, "lesson.funnel.use_help", field=t(lang, "field.num_samples")), icon=":material/input:")
     if "caption" in block.data:

@@ -95,7 +95,7 @@ def _process(side: str, table: Table, attrs: Sequence[DatasetAttr | None], setti
              tokenizer: Tokenizer | None, stages: list[Stage]) -> int:
     """Examples that come out of one side (train or eval): drops, then packing or pt blocks."""
     rows = _count(table)
-    kind = STAGE_PROCESSOR[settings.processor]
+    kind = "supervised" if settings.processor == "packed" else settings.processor  # whose row rules apply
     if isinstance(table, int):
         if settings.needs_tokens:
             raise DatasetError("dataset.needs_tokens", processor=settings.processor)
@@ -136,20 +136,16 @@ def _process(side: str, table: Table, attrs: Sequence[DatasetAttr | None], setti
     return out
 
 
-STAGE_PROCESSOR = {"supervised": "supervised", "packed": "supervised", "pairwise": "pairwise",
-                   "pretrain": "pretrain"}
-
-
 def _merged(names: Sequence[str], attrs: Mapping[str, DatasetAttr | None], tables: Mapping[str, Table],
             settings: DataSettings, stages: list[Stage]) -> tuple[Table, list[DatasetAttr | None]]:
     attrs = {name: attrs.get(name) or DatasetAttr(name, None) for name in names}  # no entry: alpaca defaults
     parts = [_per_dataset(name, attrs[name], tables[name], settings, stages) for name in names]
-    owners = [attrs[name] for name, part in zip(names, parts, strict=True) for _ in range(_count(part))] \
-        if not any(isinstance(part, int) for part in parts) else []
-    if any(isinstance(part, int) for part in parts):
+    owners: list[DatasetAttr | None] = []
+    if any(isinstance(part, int) for part in parts):  # a count among them: the rows cannot be followed
         merged: Table = sum(_count(part) for part in parts)
     else:
         merged = [row for part in parts for row in part]  # type: ignore[union-attr]
+        owners = [attrs[name] for name, part in zip(names, parts, strict=True) for _ in part]
     if len(parts) > 1:
         total = _count(merged)
         stages.append(Stage("merge", total, total, msg("dataset.stage.merge", datasets=len(parts), rows=total)))

@@ -38,7 +38,7 @@ def funnel_from_files(values: Mapping[str, Any], base: Path, max_bytes: int = MA
     settings = data_settings(values)
     if settings.tokenized_path:
         raise DatasetError("dataset.tokenized_unmodelled", path=settings.tokenized_path)
-    names = list(dict.fromkeys(settings.datasets + settings.eval_datasets))
+    names = list(settings.names)
     if not names:
         raise DatasetError("dataset.none_named")
     dataset_dir = base / settings.dataset_dir
@@ -53,10 +53,17 @@ def funnel_from_files(values: Mapping[str, Any], base: Path, max_bytes: int = MA
     return dataset_funnel(settings, tables, {attr.name: attr for attr in attrs}, tokenizer_for(settings, base))
 
 
+def known_rows(values: Mapping[str, Any]) -> dict[str, int]:
+    """The row counts StepLab knows (LLaMA-Factory's demo datasets) of the datasets a YAML mapping names."""
+    from steplab.config_io import KNOWN_DATASET_ROWS
+
+    return {name: KNOWN_DATASET_ROWS[name] for name in data_settings(values).names if name in KNOWN_DATASET_ROWS}
+
+
 def funnel_from_rows(values: Mapping[str, Any], rows: Mapping[str, int]) -> Funnel:
     """Run the row rules on row counts alone (`--dataset-rows NAME=ROWS`): rows are assumed valid."""
     settings = data_settings(values)
-    missing = [name for name in settings.datasets + settings.eval_datasets if name not in rows]
+    missing = [name for name in settings.names if name not in rows]
     if missing:
         raise DatasetError("dataset.rows_missing", dataset=", ".join(missing))
     return dataset_funnel(settings, dict(rows))
@@ -79,7 +86,7 @@ def funnel_from_uploads(values: Mapping[str, Any], files: Mapping[str, bytes], r
     """
     settings = data_settings(values)
     rows = dict(rows or {})
-    names = list(dict.fromkeys(settings.datasets + settings.eval_datasets))
+    names = list(settings.names)
     if not names:
         raise DatasetError("dataset.none_named")
     attrs: dict[str, DatasetAttr | None] = dict.fromkeys(names)

@@ -42,6 +42,11 @@ class DataSettings:
     seed: int = DATA_FIELDS["seed"].default
 
     @property
+    def names(self) -> tuple[str, ...]:
+        """Every dataset the YAML names, training ones first, each once."""
+        return tuple(dict.fromkeys(self.datasets + self.eval_datasets))
+
+    @property
     def processor(self) -> str:
         """The processor LLaMA-Factory runs: "supervised", "packed", "pretrain" or "pairwise"."""
         kind = STAGES[self.stage]
