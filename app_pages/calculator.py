@@ -4,13 +4,11 @@ import streamlit as st
 
 from steplab.i18n import t
 from steplab_ui import calculator_view as view
-from steplab_ui import layout, state
+from steplab_ui import layout
 
-setup, error = state.shared_setup()
-lang = state.language()
-layout.header(lang, "calculator")
-state.show_url_notices(lang)
-plan = layout.plan_or_message(setup, error, lang)
+context = layout.page("calculator")
+lang = context.lang
+plan = context.plan()
 
 if plan is not None:
     view.cards(plan, lang)

@@ -12,10 +12,8 @@ from steplab_ui import compare_view, layout, state
 CHAPTER = ("course_default", "course_batch2_acc8", "course_batch2_acc16")
 CURRENT = "__current__"
 
-setup, error = state.shared_setup()
-lang = state.language()
-layout.header(lang, "compare")
-state.show_url_notices(lang)
+context = layout.page("compare")
+setup, error, lang = context.setup, context.error, context.lang
 
 
 def load_column(column: int, values: dict) -> None:

@@ -15,10 +15,8 @@ from steplab.plan import make_plan
 from steplab.setup import TrainingSetup, setup_from_mapping
 from steplab_ui import funnel_view, layout, state
 
-setup, error = state.shared_setup()
-lang = state.language()
-layout.header(lang, "config")
-state.show_url_notices(lang)
+context = layout.page("config")
+setup, error, lang = context.setup, context.error, context.lang
 
 RESULT = "_config_import"
 FUNNEL = "_config_funnel"

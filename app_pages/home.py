@@ -4,13 +4,11 @@ import streamlit as st
 
 from steplab.i18n import fmt_int, t
 from steplab.profiles import PROFILES
-from steplab_ui import layout, navigation, state
+from steplab_ui import layout, navigation
 
-setup, error = state.shared_setup()
-lang = state.language()
-layout.header(lang, "home")
-state.show_url_notices(lang)
-plan = layout.plan_or_message(setup, error, lang)
+context = layout.page("home")
+lang = context.lang
+plan = context.plan()
 if plan is not None:
     s = plan.setup
     gpus = t(lang, "home.gpus.one" if s.world_size == 1 else "home.gpus.other", n=fmt_int(s.world_size))

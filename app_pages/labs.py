@@ -14,7 +14,7 @@ import streamlit as st
 
 from steplab.i18n import fmt_float, fmt_int, fmt_lr, t
 from steplab.labs import TOLERANCE  # a constant: steplab.labs itself never imports torch
-from steplab_ui import layout, state
+from steplab_ui import layout
 from steplab_ui.layout import COLOURS
 
 LABS = ("a", "b", "c", "d")
@@ -435,10 +435,8 @@ def lab_d(lang: str) -> None:
 
 # --- the page ------------------------------------------------------------------------------------------
 
-setup, error = state.shared_setup()
-lang = state.language()
-layout.header(lang, "labs")
-state.show_url_notices(lang)
+context = layout.page("labs")
+setup, error, lang = context.setup, context.error, context.lang
 
 raw_lab = st.query_params.get("lab")
 if raw_lab is not None and raw_lab not in LABS:

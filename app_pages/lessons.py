@@ -4,11 +4,9 @@ import streamlit as st
 
 from steplab.i18n import t
 from steplab.lessons import LessonError, load_lessons
-from steplab_ui import lesson_view, quiz_view, state
+from steplab_ui import layout, lesson_view, quiz_view
 
-setup, error = state.shared_setup()
-lang = state.language()
-state.show_url_notices(lang)
+lang = layout.page(None).lang  # the lesson writes its own title
 
 try:
     lessons = {lesson.id: lesson for lesson in load_lessons()}

@@ -24,10 +24,8 @@ CHOICE_KWARGS = {"warmup_type": lr_curve.WSD_SHAPES, "decay_type": lr_curve.WSD_
 NOTICE = "sched_notice"
 OVERLAYS = 3
 
-setup, error = state.shared_setup()
-lang = state.language()
-layout.header(lang, "schedule")
-state.show_url_notices(lang)
+context = layout.page("schedule")
+setup, error, lang = context.setup, context.error, context.lang
 
 
 # ---- scheduler and its arguments: page controls that edit the shared setup -----------------------------------

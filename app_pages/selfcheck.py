@@ -7,17 +7,14 @@ import streamlit as st
 from steplab import quiz
 from steplab.i18n import t
 from steplab.lessons import lesson_numbers
-from steplab_ui import layout, state
+from steplab_ui import layout
 from steplab_ui.quiz_view import get_progress, render_progress, render_question
 
 CURRENT = "selfcheck_current"  # (question id, seed) of the question on screen
 LESSONS_KEY = "selfcheck_lessons"
 ALL_LESSONS = list(lesson_numbers())
 
-setup, error = state.shared_setup()  # the sidebar setup is not used by the questions; it keeps the app consistent
-lang = state.language()
-layout.header(lang, "selfcheck")
-state.show_url_notices(lang)
+lang = layout.page("selfcheck").lang  # the questions do not use the sidebar setup; the shell keeps the app consistent
 
 
 def new_question(bank: list[quiz.QuestionSpec]) -> None:
