@@ -82,7 +82,8 @@ def import_config() -> None:
         return
     state.apply_values(values)
     funnel = st.session_state[FUNNEL]
-    st.session_state[state.SAMPLES_FROM_DATASETS] = funnel.train_examples if funnel is not None else None
+    st.session_state[state.SAMPLES_FROM_DATASETS] = None if funnel is None else (funnel.train_examples,
+                                                                                 funnel.estimate is not None)
     st.session_state[RESULT] = ("ok", imported)
 
 

@@ -95,8 +95,11 @@ def _count_from_datasets(document: dict[str, Any], rows: dict[str, int], values:
                 raise
             funnel = funnel_from_rows(document, builtin)
     values["num_samples"] = funnel.train_examples
-    return {"num_samples_source": "dataset", "num_eval_samples": funnel.eval_examples,
-            "dataset_stages": funnel.record(), "dataset_assumptions": [m.en for m in funnel.assumptions]}
+    count = {"num_samples_source": "dataset", "num_eval_samples": funnel.eval_examples,
+             "dataset_stages": funnel.record(), "dataset_assumptions": [m.en for m in funnel.assumptions]}
+    if funnel.estimate is not None:  # no tokenizer: the count is the upper end of a range
+        count.update(num_samples_source="estimate", num_samples_range=list(funnel.estimate.train))
+    return count
 
 
 def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
@@ -150,6 +153,12 @@ def main(argv: list[str] | None = None) -> int:
         if bypassed:
             result["warnings"].append({"code": "num_samples_bypasses_datasets", "message": t(
                 "en", "dataset.bypassed", keys=", ".join(bypassed), num_samples=setup.num_samples)})
+        if "num_samples_range" in count:
+            fewest = setup.replace(num_samples=count["num_samples_range"][0])
+            count["max_steps_range"] = [make_plan(fewest).max_steps, plan.max_steps]
+            result["warnings"].append({"code": "num_samples_estimated", "message": t(
+                "en", "dataset.estimated", low=count["num_samples_range"][0], high=setup.num_samples,
+                steps_low=count["max_steps_range"][0], steps_high=plan.max_steps)})
         rates = result.pop("learning_rates", None)  # kept last: the one big field
         result.update({"num_samples": setup.num_samples, "num_eval_samples": None, **count})
         if rates is not None:

@@ -41,13 +41,17 @@ def show_stages(funnel: Funnel, lang: str) -> None:
     """Every stage and assumption in words: the figure's visible text alternative."""
     st.markdown("\n".join(f"{i}. {stage.note.get(lang)}" for i, stage in enumerate(funnel.stages, 1)))
     for assumption in funnel.assumptions:
-        st.caption(assumption.get(lang))
+        if funnel.estimate is None or assumption is not funnel.estimate.note:  # the estimate has its own box
+            st.caption(assumption.get(lang))
 
 
 def show_funnel(funnel: Funnel, lang: str) -> None:
     """The config page's funnel: the picture, the counts in a sentence, then every stage in words."""
     st.markdown(f"**{t(lang, 'config.data.title')}**")
-    summary = t(lang, "config.data.summary", train=fmt_int(funnel.train_examples))
+    if funnel.estimate is not None:
+        st.warning(funnel.estimate.note.get(lang), icon=":material/straighten:")
+    key = "config.data.summary" if funnel.estimate is None else "config.data.summary_estimate"
+    summary = t(lang, key, train=fmt_int(funnel.train_examples))
     if funnel.eval_examples is not None:
         summary += t(lang, "config.data.summary_eval", eval=fmt_int(funnel.eval_examples))
     show_chart(funnel, lang, "config_funnel", summary.replace("**", "").replace("`", ""))

@@ -241,9 +241,10 @@ SAMPLES_FROM_DATASETS = "_samples_from_datasets"
 
 
 def _samples_source(lang: str) -> None:
-    counted = st.session_state.get(SAMPLES_FROM_DATASETS)
-    if counted is not None and counted == st.session_state.get("num_samples"):
-        st.caption(t(lang, "config.data.sidebar_source", n=counted))
+    counted = st.session_state.get(SAMPLES_FROM_DATASETS)  # (count, estimated) or None
+    if counted is not None and counted[0] == st.session_state.get("num_samples"):
+        key = "config.data.sidebar_estimate" if counted[1] else "config.data.sidebar_source"
+        st.caption(t(lang, key, n=counted[0]))
 
 
 def render_sidebar(lang: str) -> None:

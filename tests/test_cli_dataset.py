@@ -58,8 +58,29 @@ def test_missing_files_exit_2_naming_the_path_and_the_fix(capsys, tmp_path, monk
     (tmp_path / "assets" / "data" / "dataset_info.json").write_text('{"short1600": {"file_name": "short1600.json"}}')
     code, _, err = plan(capsys, str(RUNS / "configs" / "d_packing.yaml"))
     assert code == 2 and "short1600" in err and "short1600.json" in err
-    code, _, err = plan(capsys, str(RUNS / "configs" / "d_packing.yaml"), "--dataset-rows", "short1600=1600")
-    assert code == 2 and "tokenizer.json" in err  # packing counts tokens: rows alone cannot tell
+    code, result, _ = plan(capsys, str(RUNS / "configs" / "d_packing.yaml"), "--dataset-rows", "short1600=1600")
+    assert code == 0 and result["num_samples_source"] == "estimate"  # packing counts tokens: rows give a range
+
+
+def test_without_a_tokenizer_the_count_is_a_labelled_range_that_holds_the_real_run(capsys, tmp_path, monkeypatch):
+    """d_packing with its model folder gone: LLaMA-Factory made 400 packs and 39 steps; the CLI says a range."""
+    monkeypatch.chdir(RUNS)
+    yaml_path = tmp_path / "d.yaml"
+    yaml_path.write_text((RUNS / "configs" / "d_packing.yaml").read_text().replace("assets/tiny-qwen2", "no-model"))
+    code, result, err = plan(capsys, str(yaml_path))
+    real = REAL["d_packing"]
+    assert code == 0, err
+    low, high = result["num_samples_range"]
+    assert result["num_samples_source"] == "estimate" and result["num_samples"] == high
+    assert low <= real["num_examples"] <= high
+    steps_low, steps_high = result["max_steps_range"]
+    assert steps_low <= real["total_optimization_steps"] <= steps_high == result["max_steps"]
+    warning = next(w for w in result["warnings"] if w["code"] == "num_samples_estimated")
+    assert f"{steps_high:,}" in warning["message"] and "tokenizer.json" in warning["message"]
+    assert any("no-model" in line for line in result["dataset_assumptions"])  # where it looked
+    yaml_path.write_text(yaml_path.read_text().replace("stage: sft", "stage: pt"))
+    code, result, _ = plan(capsys, str(yaml_path), "--dataset-rows", "short1600=1600")
+    assert code == 2 and result is None  # pt blocks from row counts alone: nothing bounds them
 
 
 def test_bad_rows_option_exits_2(capsys):

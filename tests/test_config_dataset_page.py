@@ -58,3 +58,18 @@ def test_new_trainer_flags_come_in_from_a_yaml_and_reach_the_sidebar():
     at.button[0].click().run()
     assert not at.exception
     assert at.session_state["logging_first_step"] is True and at.session_state["eval_on_start"] is True
+
+
+def test_packing_without_a_tokenizer_is_applied_as_a_labelled_upper_end():
+    packed = (ROOT / "tests" / "data" / "llamafactory-runs" / "configs" / "d_packing.yaml").read_text()
+    expected = funnel_from_rows({"dataset": "short1600", "packing": True, "cutoff_len": 128}, {"short1600": 1600})
+    low, high = expected.estimate.train
+    for lang in ("zh", "en"):
+        at = page(lang)
+        at.text_area(key="config_text").set_value(packed).run()
+        at.number_input(key="config_rows_short1600").set_value(1600).run()
+        at.button[0].click().run()
+        assert not at.exception and at.session_state["num_samples"] == high
+        warning = " ".join(w.value for w in at.warning)
+        assert fmt_int(low) in warning and fmt_int(high) in warning
+        assert t(lang, "config.data.sidebar_estimate", n=fmt_int(high)) in [c.value for c in at.caption]

@@ -69,8 +69,10 @@ def test_row_counts_alone_follow_the_row_rules_and_say_what_they_cannot_know():
     funnel = funnel_from_rows({"dataset": "a,b", "max_samples": 700, "val_size": 0.07}, {"a": 1000, "b": 100})
     assert (funnel.train_examples, funnel.eval_examples) == (743, 57)  # 0.07 × 800 = 56.00000000000001: ceil 57
     assert any(m.key == "dataset.assume.rows_valid" for m in funnel.assumptions)
+    packed = funnel_from_rows({"dataset": "a", "packing": True}, {"a": 10})
+    assert packed.estimate is not None and packed.estimate.train == (1, 10)  # ten rows fit one pack, or ten
     with pytest.raises(DatasetError) as caught:
-        funnel_from_rows({"dataset": "a", "packing": True}, {"a": 10})
+        funnel_from_rows({"dataset": "a", "stage": "pt"}, {"a": 10})
     assert caught.value.code == "dataset.needs_tokens" and "token" in caught.value.message("en")
     with pytest.raises(DatasetError, match="--dataset-rows b=ROWS"):
         funnel_from_rows({"dataset": "a,b"}, {"a": 10})
@@ -227,9 +229,10 @@ def test_uploads_say_which_file_is_missing_and_typed_rows_fill_in():
     with pytest.raises(DatasetError) as caught:
         funnel_from_uploads(config("b_val01"), {})
     assert caught.value.code == "dataset.upload_info"
-    with pytest.raises(DatasetError) as caught:
-        funnel_from_uploads(config("d_packing"), {k: v for k, v in uploads("d_packing").items() if k != "tokenizer.json"})
-    assert caught.value.code == "dataset.no_tokenizer"
+    estimated = funnel_from_uploads(config("d_packing"), {k: v for k, v in uploads("d_packing").items()
+                                                          if k != "tokenizer.json"})
+    assert estimated.estimate is not None and estimated.train_examples == estimated.estimate.train[1]
+    assert any(m.key == "dataset.no_tokenizer" for m in estimated.assumptions)
 
 
 def test_pt_without_packing_keeps_one_example_per_row():
@@ -249,3 +252,32 @@ def test_the_integer_one_holds_out_one_row_and_one_point_zero_is_refused():
     with pytest.raises(DatasetError) as caught:
         funnel_from_rows({"dataset": "a", "val_size": 1.0}, {"a": 10})
     assert "1.0" in caught.value.message("en")
+
+
+@pytest.mark.parametrize("case", ["d_packing", "h_pt"])
+def test_without_a_tokenizer_the_estimate_is_a_range_that_holds_the_real_count(case):
+    """The model folder gone: an upper-end estimate, labelled, whose range holds what LLaMA-Factory made."""
+    funnel = funnel_from_files({**config(case), "model_name_or_path": "no-model-here"}, RUNS)
+    real = REAL[case]["real"]["num_examples"]
+    low, high = funnel.estimate.train
+    assert low <= real <= high and funnel.train_examples == high and low < high
+    for lang in ("zh", "en"):
+        note = funnel.estimate.note.get(lang)
+        assert f"{low:,}" in note and f"{high:,}" in note
+    assert funnel.stages[-1].code.endswith(("packing", "pt_blocks")) and funnel.stages[-1].rows_out == high
+    exact = funnel_from_files(config(case), RUNS)
+    assert exact.estimate is None and low <= exact.train_examples <= high
+
+
+def test_the_pt_upper_bound_rests_on_no_row_having_more_tokens_than_bytes_plus_two():
+    """The bound's premise, checked with the real tokenizer on every row the runs used."""
+    from steplab.dataset.catalog import DatasetAttr
+    from steplab.dataset.examples import convert
+    from steplab.dataset.tokens import pretrain_tokens
+
+    tokenizer = Tokenizer.from_folder(RUNS / "assets" / "tiny-qwen2", templates()["qwen"])
+    rows = json.loads((RUNS / "assets" / "data" / "alp1600.json").read_text())
+    for row in rows:
+        example = convert(row, DatasetAttr("alp1600", None))
+        assert pretrain_tokens(tokenizer, example) <= len(example.prompt[0][1].encode("utf-8")) + 2
+        assert pretrain_tokens(tokenizer, example) >= 1

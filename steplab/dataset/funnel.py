@@ -35,13 +35,26 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class Estimate:
+    """Counts that could not be exact (tokens needed, no tokenizer): (fewest, most) examples on each side."""
+
+    train: tuple[int, int]
+    eval: tuple[int, int] | None
+    note: Message
+
+
+@dataclass(frozen=True)
 class Funnel:
-    """The dataset stage's result: every stage, the train and eval example counts, and what was assumed."""
+    """The dataset stage's result: every stage, the train and eval example counts, and what was assumed.
+
+    With an `estimate` the counts are its upper ends: the most examples, hence the most steps, the run can have.
+    """
 
     stages: tuple[Stage, ...]
     train_examples: int
     eval_examples: int | None
     assumptions: tuple[Message, ...] = ()
+    estimate: Estimate | None = None
 
     def record(self) -> list[dict[str, Any]]:
         """The stages as plain data (the CLI's `dataset_stages`): English notes."""
@@ -91,15 +104,47 @@ def _count(table: Table) -> int:
     return table if isinstance(table, int) else len(table)
 
 
+def _token_bounds(side: str, table: Table, valid: list[bool] | None, attrs: Sequence[DatasetAttr | None],
+                  settings: DataSettings, stages: list[Stage]) -> tuple[int, int]:
+    """Without a tokenizer: the fewest and the most sequences packing or pt blocks can make of these rows.
+
+    Packing only merges examples, so it makes at most one sequence per example; at best `cap` one-token
+    examples share one (the low end assumes none is longer than `cap`). A pt block takes `cap` tokens, and
+    a byte-level tokenizer (Qwen, LLaMA 3, GPT) never makes more tokens than the text has UTF-8 bytes (plus
+    the end-of-sequence token and a word-start marker), while each row adds at least its end-of-sequence token.
+    """
+    cap = settings.sequence_cap
+    rows = _count(table)
+    low = high = 0
+    for batch in _batches(rows, settings.preprocessing_batch_size, settings.preprocessing_num_workers):
+        chosen = [i for i in batch if valid is None or valid[i]]
+        if settings.processor == "pretrain":
+            if isinstance(table, int):
+                raise DatasetError("dataset.needs_tokens", processor=settings.processor)
+            texts = [convert(table[i], attrs[i]).prompt for i in chosen]
+            high += sum(len(text[0][1].encode("utf-8")) + 2 if text else 0 for text in texts) // cap
+            low += sum(1 for text in texts if text) // cap
+        else:
+            high += len(chosen)
+            low += -(-len(chosen) // cap)
+    code = "pt_blocks" if settings.processor == "pretrain" else "packing"
+    kept = rows - (valid.count(False) if valid is not None else 0)
+    stages.append(Stage(code, kept, high, msg(f"dataset.stage.{code}_estimate", side=msg(f"dataset.side.{side}"),
+                                              rows=kept, low=low, high=high, cap=cap,
+                                              batch=settings.preprocessing_batch_size)))
+    return low, high
+
+
 def _process(side: str, table: Table, attrs: Sequence[DatasetAttr | None], settings: DataSettings,
-             tokenizer: Tokenizer | None, stages: list[Stage]) -> int:
-    """Examples that come out of one side (train or eval): drops, then packing or pt blocks."""
+             tokenizer: Tokenizer | None, stages: list[Stage]) -> tuple[int, int]:
+    """Examples that come out of one side (train or eval), as (fewest, most): drops, then packing or pt blocks.
+
+    The two are equal when the count is exact; they differ only when tokens are needed and there is no tokenizer.
+    """
     rows = _count(table)
     kind = "supervised" if settings.processor == "packed" else settings.processor  # whose row rules apply
     if isinstance(table, int):
-        if settings.needs_tokens:
-            raise DatasetError("dataset.needs_tokens", processor=settings.processor)
-        return rows
+        return _token_bounds(side, table, None, attrs, settings, stages) if settings.needs_tokens else (rows, rows)
     valid = [usable(row, attr, kind) for row, attr in zip(table, attrs, strict=True)]
     dropped = valid.count(False)
     if dropped:
@@ -107,9 +152,9 @@ def _process(side: str, table: Table, attrs: Sequence[DatasetAttr | None], setti
                             msg("dataset.stage.invalid", side=msg(f"dataset.side.{side}"), rows=rows,
                                 dropped=dropped, kept=rows - dropped, processor=kind)))
     if not settings.needs_tokens:
-        return rows - dropped  # truncated to cutoff_len, never dropped for length
+        return rows - dropped, rows - dropped  # truncated to cutoff_len, never dropped for length
     if tokenizer is None:
-        raise DatasetError("dataset.no_tokenizer", path=str(settings.model_name_or_path))
+        return _token_bounds(side, table, valid, attrs, settings, stages)
     cap = settings.sequence_cap
     out = 0
     too_long = 0
@@ -133,7 +178,7 @@ def _process(side: str, table: Table, attrs: Sequence[DatasetAttr | None], setti
             f"dataset.side.{side}"), rows=sequences_in, packs=out, cap=cap,
             too_long=msg("dataset.stage.packing_dropped", too_long=too_long) if too_long else "",
             batch=settings.preprocessing_batch_size)))
-    return out
+    return out, out
 
 
 def _merged(names: Sequence[str], attrs: Mapping[str, DatasetAttr | None], tables: Mapping[str, Table],
@@ -193,6 +238,11 @@ def dataset_funnel(settings: DataSettings, tables: Mapping[str, Table],
         assumptions.append(msg("dataset.assume.resample"))
     train = _process("train", train_table, owners, settings, tokenizer, stages)
     evaluation = None if eval_table is None else _process("eval", eval_table, eval_owners, settings, tokenizer, stages)
-    if train == 0:
+    if train[1] == 0:
         raise DatasetError("dataset.no_examples")
-    return Funnel(tuple(stages), train, evaluation, tuple(assumptions))
+    estimate = None
+    if train[0] != train[1] or (evaluation is not None and evaluation[0] != evaluation[1]):
+        estimate = Estimate(train, evaluation, msg("dataset.assume.estimate", processor=settings.processor,
+                                                   low=train[0], high=train[1]))
+        assumptions.append(estimate.note)
+    return Funnel(tuple(stages), train[1], None if evaluation is None else evaluation[1], tuple(assumptions), estimate)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +26,21 @@ def _check_stage(settings: DataSettings, attrs: list[DatasetAttr]) -> None:
 
 
 def tokenizer_for(settings: DataSettings, base: Path) -> Tokenizer | None:
-    """The model folder's tokenizer under the YAML's template, when the processor needs token lengths."""
-    if not settings.needs_tokens:
+    """The model folder's tokenizer under the YAML's template, when the processor needs token lengths.
+
+    None when the folder has no `tokenizer.json` (or the YAML names no model): the funnel then estimates.
+    """
+    if not settings.needs_tokens or not settings.model_name_or_path:
         return None
-    if not settings.model_name_or_path:
-        raise DatasetError("dataset.no_tokenizer", path="model_name_or_path")
-    return Tokenizer.from_folder(base / settings.model_name_or_path, _template(settings))
+    folder = base / settings.model_name_or_path
+    return Tokenizer.from_folder(folder, _template(settings)) if (folder / "tokenizer.json").is_file() else None
+
+
+def _said_missing(funnel: Funnel, path: str) -> Funnel:
+    """An estimated funnel also says where the tokenizer was looked for."""
+    if funnel.estimate is None:
+        return funnel
+    return replace(funnel, assumptions=(*funnel.assumptions, msg("dataset.no_tokenizer", path=path)))
 
 
 def funnel_from_files(values: Mapping[str, Any], base: Path, max_bytes: int = MAX_FILE_BYTES) -> Funnel:
@@ -50,7 +60,9 @@ def funnel_from_files(values: Mapping[str, Any], base: Path, max_bytes: int = MA
     attrs = read_info(info, names, str(info_path))
     _check_stage(settings, attrs)
     tables = {attr.name: read_dataset(dataset_paths(attr, dataset_dir), attr.name, max_bytes) for attr in attrs}
-    return dataset_funnel(settings, tables, {attr.name: attr for attr in attrs}, tokenizer_for(settings, base))
+    funnel = dataset_funnel(settings, tables, {attr.name: attr for attr in attrs}, tokenizer_for(settings, base))
+    model = settings.model_name_or_path
+    return _said_missing(funnel, str(base / model / "tokenizer.json") if model else "model_name_or_path")
 
 
 def known_rows(values: Mapping[str, Any]) -> dict[str, int]:
@@ -110,13 +122,11 @@ def funnel_from_uploads(values: Mapping[str, Any], files: Mapping[str, bytes], r
         check_size(len(files[file_name]), name, file_name, max_bytes)
         tables[name] = rows_from_bytes(files[file_name], file_name, name, file_name)
     tokenizer = None
-    if settings.needs_tokens and not any(isinstance(table, int) for table in tables.values()):
-        if "tokenizer.json" not in files:
-            raise DatasetError("dataset.no_tokenizer", path="tokenizer.json")
+    if settings.needs_tokens and "tokenizer.json" in files and not any(isinstance(t, int) for t in tables.values()):
         config = read_config(files.get("tokenizer_config.json", b"{}"))
         try:
             text = files["tokenizer.json"].decode("utf-8")
         except UnicodeDecodeError:
             raise DatasetError("dataset.bad_tokenizer", path="tokenizer.json") from None
         tokenizer = Tokenizer(text, config, _template(settings))
-    return dataset_funnel(settings, tables, attrs, tokenizer)
+    return _said_missing(dataset_funnel(settings, tables, attrs, tokenizer), "tokenizer.json")
