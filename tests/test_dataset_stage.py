@@ -281,3 +281,10 @@ def test_the_pt_upper_bound_rests_on_no_row_having_more_tokens_than_bytes_plus_t
         example = convert(row, DatasetAttr("alp1600", None))
         assert pretrain_tokens(tokenizer, example) <= len(example.prompt[0][1].encode("utf-8")) + 2
         assert pretrain_tokens(tokenizer, example) >= 1
+
+
+def test_a_template_steplab_lacks_gives_the_estimate_and_says_why():
+    funnel = funnel_from_files({**config("d_packing"), "template": "mistral"}, RUNS)
+    assert funnel.estimate is not None and funnel.estimate.train[0] <= REAL["d_packing"]["real"]["num_examples"]
+    why = next(m for m in funnel.assumptions if m.key == "dataset.template_unknown")
+    assert "mistral" in why.en and "qwen" in why.zh

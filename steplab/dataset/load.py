@@ -28,19 +28,24 @@ def _check_stage(settings: DataSettings, attrs: list[DatasetAttr]) -> None:
 def tokenizer_for(settings: DataSettings, base: Path) -> Tokenizer | None:
     """The model folder's tokenizer under the YAML's template, when the processor needs token lengths.
 
-    None when the folder has no `tokenizer.json` (or the YAML names no model): the funnel then estimates.
+    None when the folder has no `tokenizer.json`, the YAML names no model or StepLab lacks its template:
+    the funnel then estimates (`_said_why` says which).
     """
-    if not settings.needs_tokens or not settings.model_name_or_path:
+    if not settings.needs_tokens or not settings.model_name_or_path or _template(settings) is None:
         return None
     folder = base / settings.model_name_or_path
     return Tokenizer.from_folder(folder, _template(settings)) if (folder / "tokenizer.json").is_file() else None
 
 
-def _said_missing(funnel: Funnel, path: str) -> Funnel:
-    """An estimated funnel also says where the tokenizer was looked for."""
+def _said_why(funnel: Funnel, settings: DataSettings, path: str) -> Funnel:
+    """An estimated funnel also says why there were no token lengths: no tokenizer there, or no such template."""
     if funnel.estimate is None:
         return funnel
-    return replace(funnel, assumptions=(*funnel.assumptions, msg("dataset.no_tokenizer", path=path)))
+    if _template(settings) is None:
+        why = msg("dataset.template_unknown", template=settings.template, known=", ".join(templates()))
+    else:
+        why = msg("dataset.no_tokenizer", path=path)
+    return replace(funnel, assumptions=(*funnel.assumptions, why))
 
 
 def funnel_from_files(values: Mapping[str, Any], base: Path, max_bytes: int = MAX_FILE_BYTES) -> Funnel:
@@ -62,7 +67,7 @@ def funnel_from_files(values: Mapping[str, Any], base: Path, max_bytes: int = MA
     tables = {attr.name: read_dataset(dataset_paths(attr, dataset_dir), attr.name, max_bytes) for attr in attrs}
     funnel = dataset_funnel(settings, tables, {attr.name: attr for attr in attrs}, tokenizer_for(settings, base))
     model = settings.model_name_or_path
-    return _said_missing(funnel, str(base / model / "tokenizer.json") if model else "model_name_or_path")
+    return _said_why(funnel, settings, str(base / model / "tokenizer.json") if model else "model_name_or_path")
 
 
 def known_rows(values: Mapping[str, Any]) -> dict[str, int]:
@@ -81,12 +86,9 @@ def funnel_from_rows(values: Mapping[str, Any], rows: Mapping[str, int]) -> Funn
     return dataset_funnel(settings, dict(rows))
 
 
-def _template(settings: DataSettings) -> Template:
-    name = settings.template or "empty"
-    template = templates().get(name)
-    if template is None:
-        raise DatasetError("dataset.template_unknown", template=name, known=", ".join(templates()))
-    return template
+def _template(settings: DataSettings) -> Template | None:
+    """The YAML's chat template from StepLab's table (none given: `empty`); None for one it does not have."""
+    return templates().get(settings.template or "empty")
 
 
 def funnel_from_uploads(values: Mapping[str, Any], files: Mapping[str, bytes], rows: Mapping[str, int] | None = None,
@@ -122,11 +124,12 @@ def funnel_from_uploads(values: Mapping[str, Any], files: Mapping[str, bytes], r
         check_size(len(files[file_name]), name, file_name, max_bytes)
         tables[name] = rows_from_bytes(files[file_name], file_name, name, file_name)
     tokenizer = None
-    if settings.needs_tokens and "tokenizer.json" in files and not any(isinstance(t, int) for t in tables.values()):
+    if (settings.needs_tokens and "tokenizer.json" in files and _template(settings) is not None
+            and not any(isinstance(table, int) for table in tables.values())):
         config = read_config(files.get("tokenizer_config.json", b"{}"))
         try:
             text = files["tokenizer.json"].decode("utf-8")
         except UnicodeDecodeError:
             raise DatasetError("dataset.bad_tokenizer", path="tokenizer.json") from None
         tokenizer = Tokenizer(text, config, _template(settings))
-    return _said_missing(dataset_funnel(settings, tables, attrs, tokenizer), "tokenizer.json")
+    return _said_why(dataset_funnel(settings, tables, attrs, tokenizer), settings, "tokenizer.json")
