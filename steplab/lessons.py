@@ -219,9 +219,12 @@ def _check_funnel(scenario: Any, lesson: Lesson, source: str, where: str) -> Non
     if unknown:
         raise LessonError(source, where, f"StepLab does not know the rows of {unknown}; use {sorted(KNOWN_DATASET_ROWS)}")
     try:
-        lesson.funnel(scenario)
+        funnel = lesson.funnel(scenario)
     except InputError as error:
         raise LessonError(source, where, error.message("en")) from None
+    if funnel.estimate is not None:
+        raise LessonError(source, where, "a funnel block follows the row rules: packing and stage: pt need token "
+                                         "lengths, which row counts cannot give (the count would be an estimate)")
 
 
 def _check_block(raw: Any, index: int, lesson: Lesson, source: str) -> Block:

@@ -7,7 +7,7 @@ import streamlit as st
 
 from steplab.dataset.funnel import Funnel
 from steplab.i18n import fmt_int, t
-from steplab_ui.layout import COLOURS
+from steplab_ui.layout import COLOURS, FIGURE_TEXT
 
 
 def stage_label(code: str, dataset: str | None, lang: str) -> str:
@@ -17,15 +17,28 @@ def stage_label(code: str, dataset: str | None, lang: str) -> str:
 
 
 def funnel_figure(funnel: Funnel, lang: str) -> go.Figure:
-    """Rows after each stage, top to bottom; the last bar, the Trainer's N, in the micro-batch colour."""
+    """Rows after each stage, top to bottom; the last bar, the Trainer's N, in the micro-batch colour.
+
+    An estimated stage (no tokenizer) draws its most as the bar and a whisker down to its fewest.
+    """
     labels = [stage_label(s.code, s.dataset, lang) for s in funnel.stages]
     values = [s.rows_out for s in funnel.stages]
+    lows = [s.rows_out if s.rows_out_low is None else s.rows_out_low for s in funnel.stages]
     labels.append(t(lang, "config.data.stage.examples"))
     values.append(funnel.train_examples)
+    lows.append(funnel.train_examples if funnel.estimate is None else funnel.estimate.train[0])
     colours = [COLOURS["sample"]] * (len(values) - 1) + [COLOURS["micro_batch"]]
-    bars = go.Bar(y=labels, x=values, orientation="h", marker={"color": colours}, text=[fmt_int(v) for v in values],
-                  textposition="auto", hovertemplate="%{y}: %{x:,}<extra></extra>")
-    figure = go.Figure(bars)
+    exact = [fmt_int(v) if v == low else "" for v, low in zip(values, lows, strict=True)]
+    figure = go.Figure(go.Bar(y=labels, x=lows, orientation="h", marker={"color": colours}, text=exact,
+                              textposition="auto", hovertemplate="%{y}: %{x:,}<extra></extra>"))
+    if lows != values:  # the rest of an estimated bar, hatched: it may or may not be there
+        ranges = ["" if v == low else t(lang, "config.data.range", low=fmt_int(low), high=fmt_int(v))
+                  for v, low in zip(values, lows, strict=True)]
+        figure.add_bar(y=labels, x=[v - low for v, low in zip(values, lows, strict=True)], orientation="h",
+                       marker={"color": colours, "opacity": 0.4, "pattern": {"shape": "/", "solidity": 0.3}},
+                       text=ranges, textposition="inside", insidetextanchor="end", hoverinfo="skip",
+                       textfont={"color": FIGURE_TEXT["ink"][0]})
+        figure.update_layout(barmode="stack", showlegend=False)
     figure.update_layout(height=60 + 38 * len(values), margin={"l": 10, "r": 10, "t": 10, "b": 30},
                          yaxis={"autorange": "reversed", "automargin": True},
                          xaxis={"title": {"text": t(lang, "config.data.axis")}, "separatethousands": True})

@@ -32,6 +32,7 @@ class Stage:
     rows_out: int
     note: Message
     dataset: str | None = None
+    rows_out_low: int | None = None  # an estimate: the fewest it can be (rows_out is the most)
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ def _token_bounds(side: str, table: Table, valid: list[bool] | None, attrs: Sequ
         chosen = [i for i in batch if valid is None or valid[i]]
         if settings.processor == "pretrain":
             if isinstance(table, int):
-                raise DatasetError("dataset.needs_tokens", processor=settings.processor)
+                raise DatasetError("dataset.needs_tokens")
             texts = [convert(table[i], attrs[i]).prompt for i in chosen]
             high += sum(len(text[0][1].encode("utf-8")) + 2 if text else 0 for text in texts) // cap
             low += sum(1 for text in texts if text) // cap
@@ -129,9 +130,9 @@ def _token_bounds(side: str, table: Table, valid: list[bool] | None, attrs: Sequ
             low += -(-len(chosen) // cap)
     code = "pt_blocks" if settings.processor == "pretrain" else "packing"
     kept = rows - (valid.count(False) if valid is not None else 0)
-    stages.append(Stage(code, kept, high, msg(f"dataset.stage.{code}_estimate", side=msg(f"dataset.side.{side}"),
-                                              rows=kept, low=low, high=high, cap=cap,
-                                              batch=settings.preprocessing_batch_size)))
+    note = msg(f"dataset.stage.{code}_estimate", side=msg(f"dataset.side.{side}"), rows=kept, low=low, high=high,
+               cap=cap, batch=settings.preprocessing_batch_size)
+    stages.append(Stage(code, kept, high, note, rows_out_low=low))
     return low, high
 
 
@@ -242,7 +243,7 @@ def dataset_funnel(settings: DataSettings, tables: Mapping[str, Table],
         raise DatasetError("dataset.no_examples")
     estimate = None
     if train[0] != train[1] or (evaluation is not None and evaluation[0] != evaluation[1]):
-        estimate = Estimate(train, evaluation, msg("dataset.assume.estimate", processor=settings.processor,
-                                                   low=train[0], high=train[1]))
+        estimate = Estimate(train, evaluation, msg("dataset.assume.estimate", low=train[0], high=train[1],
+                                                   processor=msg(f"dataset.processor.{settings.processor}")))
         assumptions.append(estimate.note)
     return Funnel(tuple(stages), train[1], None if evaluation is None else evaluation[1], tuple(assumptions), estimate)
