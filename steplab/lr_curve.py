@@ -32,6 +32,7 @@ from steplab import schedules
 from steplab.config_io import write_config
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.events import events
+from steplab.geometry import epoch_boundaries, epochs_and_samples, steps_after_epochs
 from steplab.i18n import Message, fmt_float, fmt_lr, msg
 from steplab.plan import Plan, make_plan
 from steplab.setup import TrainingSetup
@@ -39,7 +40,6 @@ from steplab.setup import TrainingSetup
 CAP = 2000  # points per trace sent to the browser
 EXACT_LIMIT = 2_000_000  # up to this many updates every one is evaluated; beyond, an even grid of this many
 CSV_LIMIT = 1_000_000  # rows the CSV export writes at most
-LINE_CAP = 200  # epoch boundary lines drawn at most (every n-th epoch beyond that)
 OVERLAY_KINDS = ("scheduler", "max_steps", "epochs")
 WSD_SHAPES = ("linear", "cosine", "1-sqrt")
 STARTER_MIN_LR_RATE = 0.1
@@ -84,119 +84,6 @@ def downsample(values: np.ndarray, cap: int = CAP, keep: Iterable[int] = ()) -> 
     else:
         low, high = base + np.argmin(grid, axis=1), base + np.argmax(grid, axis=1)
     return np.unique(np.concatenate([kept, np.minimum(low, n - 1), np.minimum(high, n - 1)]))
-
-
-# ---------------------------------------------------------------------------------------------
-# Where a step sits: epoch, micro-batch, samples (vectorised over the plan's compact segments)
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Cycle:
-    """One segment of the plan: `repeat` copies of a few epochs, flattened into arrays of step runs."""
-
-    first_step: int  # updates done before the segment
-    first_epoch: int  # epochs done before the segment
-    repeat: int
-    steps: int  # updates in one copy
-    epochs: int  # epochs in one copy
-    run_start: np.ndarray  # offset of each run's first update within one copy
-    run_end: np.ndarray  # micro-batch (1-based, within its epoch) that closes the run's first update
-    run_stride: np.ndarray
-    run_epoch: np.ndarray  # epoch of the run within one copy
-    epoch_done: np.ndarray  # updates done within one copy at the end of each of its epochs
-
-
-@lru_cache(maxsize=64)
-def _cycles(plan: Plan) -> tuple[_Cycle, ...]:
-    cycles = []
-    step = epoch = 0
-    for segment in plan.segments:
-        start, end, stride, of, done = [], [], [], [], []
-        offset = 0
-        for index, epoch_steps in enumerate(segment.epochs):
-            for run in epoch_steps.runs:
-                start.append(offset)
-                end.append(run.end)
-                stride.append(run.stride)
-                of.append(index)
-                offset += run.count
-            done.append(offset)
-        cycles.append(_Cycle(step, epoch, segment.repeat, offset, len(segment.epochs), np.array(start, np.int64),
-                             np.array(end, np.int64), np.array(stride, np.int64), np.array(of, np.int64),
-                             np.array(done, np.int64)))
-        step += offset * segment.repeat
-        epoch += len(segment.epochs) * segment.repeat
-    return tuple(cycles)
-
-
-def positions(plan: Plan, steps: Iterable[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(epoch index from 0, micro-batch within that epoch from 1) of the micro-batch that closes each update.
-
-    `steps` are update numbers 1..optimizer_steps; others get (0, 0).
-    """
-    steps = np.asarray(steps, dtype=np.int64)
-    epoch = np.zeros(steps.shape, dtype=np.int64)
-    micro = np.zeros(steps.shape, dtype=np.int64)
-    for cycle in _cycles(plan):
-        if not cycle.steps:
-            continue
-        inside = (steps > cycle.first_step) & (steps <= cycle.first_step + cycle.steps * cycle.repeat)
-        copy, within = np.divmod(steps[inside] - cycle.first_step - 1, cycle.steps)
-        run = np.searchsorted(cycle.run_start, within, side="right") - 1
-        micro[inside] = cycle.run_end[run] + (within - cycle.run_start[run]) * cycle.run_stride[run]
-        epoch[inside] = cycle.first_epoch + copy * cycle.epochs + cycle.run_epoch[run]
-    return epoch, micro
-
-
-def epochs_and_samples(plan: Plan, steps: Iterable[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`state.epoch` after each update, and the samples that have gone through the model by then.
-
-    state.epoch = epoch index + micro-batch / micro-batches per epoch (what the Trainer logs). Samples: every
-    finished epoch adds what it fetched (micro-batches × per-device batch × devices, at most the epoch's
-    samples), the current one what it fetched up to the update: exact at short last groups and epoch ends,
-    where updates × effective batch is not.
-    """
-    epoch, micro = positions(plan, steps)
-    length = plan.epoch.micro_batches
-    fraction = micro / length if length else np.zeros(micro.shape)
-    per_micro = plan.setup.per_device_train_batch_size * plan.setup.world_size
-    used = plan.epoch.samples_used
-    per_epoch = min(plan.fetched_per_epoch * per_micro, used)
-    return epoch + fraction, epoch * per_epoch + np.minimum(micro * per_micro, used)
-
-
-def _steps_after_epochs(plan: Plan, numbers: np.ndarray) -> np.ndarray:
-    """Updates done when epoch number e (1-based) ends, for each e in `numbers`."""
-    numbers = np.asarray(numbers, dtype=np.int64)
-    out = np.zeros(numbers.shape, dtype=np.int64)
-    for cycle in _cycles(plan):
-        inside = (numbers > cycle.first_epoch) & (numbers <= cycle.first_epoch + cycle.epochs * cycle.repeat)
-        copy, index = np.divmod(numbers[inside] - cycle.first_epoch - 1, cycle.epochs)
-        out[inside] = cycle.first_step + copy * cycle.steps + cycle.epoch_done[index]
-    return out
-
-
-def last_epoch_complete(plan: Plan) -> bool:
-    """False when reaching the horizon stops training in the middle of its last epoch (e.g. 2.5 epochs)."""
-    if plan.optimizer_steps == 0 or plan.optimizer_steps < plan.max_steps or not plan.segments:
-        return True
-    last = plan.segments[-1].epochs[-1]
-    closing = last.runs[-1].last_end if last.runs else 0
-    return closing >= min(last.fetched, plan.epoch.micro_batches)
-
-
-def completed_epochs(plan: Plan) -> int:
-    """Epochs that really end (the last one does not when the horizon cuts it)."""
-    return plan.epochs_run - (0 if last_epoch_complete(plan) else 1)
-
-
-def epoch_boundaries(plan: Plan, cap: int = LINE_CAP) -> tuple[np.ndarray, np.ndarray]:
-    """(epoch numbers, update step at their end) of the epochs that really end, every n-th one beyond `cap`."""
-    count = completed_epochs(plan)
-    every = max(1, -(-count // cap))
-    numbers = np.arange(every, count + 1, every, dtype=np.int64)
-    return numbers, _steps_after_epochs(plan, numbers)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -359,7 +246,7 @@ def event_steps(plan: Plan, kind: str, cap: int = CAP) -> np.ndarray:
     if found.by_epoch is not None:
         count = plan.epochs_run
         every = max(1, -(-count // cap))
-        parts.append(_steps_after_epochs(plan, np.arange(every, count + 1, every)))
+        parts.append(steps_after_epochs(plan, np.arange(every, count + 1, every)))
     steps = np.unique(np.concatenate(parts))
     return steps[steps > 0]
 

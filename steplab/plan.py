@@ -6,11 +6,10 @@ import math
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import islice
 
 import numpy as np
 
-from steplab import run
+from steplab import geometry, run
 from steplab.arguments import check_arguments, warmup_steps
 from steplab.dataloader import EpochData, ceil_div, hf_epoch, lightning_epoch
 from steplab.errors import SetupError, TrainerRefusal
@@ -51,15 +50,15 @@ class Plan:
     @property
     def final_epoch(self) -> float:
         """`state.epoch` after training: epoch index + micro-batches done in that epoch / L, at the last step."""
-        return final_epoch(list(self.segments), self.epoch.micro_batches)
+        return geometry.final_epoch(self.segments, self.epoch.micro_batches)
 
     def micro_batches_per_step_rle(self) -> list[list[int]]:
         """`[micro_batches, repeat]` pairs of every optimizer step in order."""
-        return step_sizes_rle(list(self.segments))
+        return geometry.step_sizes_rle(self.segments)
 
     def epoch_end_steps(self, limit: int | None = None) -> list[int]:
         """`global_step` at the end of every epoch loop iteration (the first `limit` of them)."""
-        return epoch_end_steps(list(self.segments), limit)
+        return geometry.epoch_end_steps(self, limit)
 
     @property
     def largest_step(self) -> int:
@@ -76,38 +75,6 @@ class Plan:
             total_steps=self.max_steps, kwargs=self.setup.scheduler_kwargs,
             learning_rate=self.setup.learning_rate, profile=self.profile.id,
         )
-
-
-def final_epoch(segments: list[run.Segment], length: int) -> float:
-    start = run.count_epochs(segments)
-    for segment in reversed(segments):
-        start -= len(segment.epochs) * segment.repeat
-        for i in reversed(range(len(segment.epochs))):
-            epoch = segment.epochs[i]
-            if epoch.runs:
-                index = start + (segment.repeat - 1) * len(segment.epochs) + i
-                return index + epoch.runs[-1].last_end / length
-    return 0
-
-
-def step_sizes_rle(segments: list[run.Segment]) -> list[list[int]]:
-    pairs: list[list[int]] = []
-    for epoch in run.iter_epochs(segments):
-        for step_run in epoch.runs:
-            if pairs and pairs[-1][0] == step_run.size:
-                pairs[-1][1] += step_run.count
-            else:
-                pairs.append([step_run.size, step_run.count])
-    return pairs
-
-
-def epoch_end_steps(segments: list[run.Segment], limit: int | None = None) -> list[int]:
-    ends: list[int] = []
-    total = 0
-    for epoch in islice(run.iter_epochs(segments), limit):
-        total += epoch.steps
-        ends.append(total)
-    return ends
 
 
 def _epoch_data(setup: TrainingSetup, profile: TrainerProfile) -> EpochData:

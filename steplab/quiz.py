@@ -836,17 +836,6 @@ def _grade_sliders(question: Question, response: Any) -> Feedback:
                     explanation=question.explanation, extra=tuple(results))
 
 
-def answer_text(question: Question) -> Message | Joined:
-    """The answer in words, for a presenter's "reveal answer": the number, the right option(s), or one slider
-    setting that reaches the target."""
-    if question.kind == "numeric":
-        return msg("quiz.answer_value", value=question.answer)
-    if question.kind == "choice":
-        return joined(_said(question.options[i]) for i in sorted(question.correct))
-    return joined((msg("quiz.answer_setting", name=name, value=value) for name, value in question.solution),
-                  separator="quiz.answer_setting_separator")
-
-
 def draw(specs: list[QuestionSpec], rng: random.Random, *, lessons: set[int] | None = None,
          avoid: str | None = None) -> Question | None:
     """A fresh question from `specs` (only `lessons` when given), not `avoid` when another is available."""

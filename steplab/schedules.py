@@ -742,10 +742,6 @@ def _schedule(name: str, release: str) -> Schedule:
     return _REGISTRIES[release][name]
 
 
-# The kwargs each schedule takes in 5.x, with their defaults (None: required or unset).
-SCHEDULER_KWARGS: dict[str, dict[str, object]] = {name: scheduler_kwargs(name) for name in SCHEDULER_TYPES}
-
-
 def step_function(name: str, *, warmup_steps: int, total_steps: int, kwargs: dict | None, learning_rate: float,
                   profile: str = "hf-5") -> Callable[[int], float]:
     """The per-step multiplier λ(step) of `name` for one run, as the Trainer of `profile` builds it.

@@ -9,11 +9,11 @@ through a bounded window: the first updates, the end of the first epoch, the las
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from steplab import run
+from steplab.geometry import samples_in_epoch
 from steplab.i18n import Message, fmt_lr, joined, msg
 from steplab.plan import Plan
 
@@ -174,8 +174,7 @@ class _Run:
 
     def _samples_before(self, micro_batch: int) -> int:
         """Samples in micro-batches 1..m-1 of an epoch, all lanes."""
-        done = micro_batch - 1
-        return self.lanes * (done * self.batch - (self.short if done >= self.length else 0))
+        return samples_in_epoch(self.plan, micro_batch - 1)
 
     def _carry_after(self, block: _Block) -> int:
         carry = block.carry
@@ -359,24 +358,6 @@ def _lr_step(frame: Frame, total_steps: int) -> int:
 
 def _with_lr(frame: Frame, rates: dict[int, float], total_steps: int) -> Frame:
     return replace(frame, lr=rates.get(_lr_step(frame, total_steps)))
-
-
-def frames(plan: Plan, first: int = 0, last: int | None = None) -> Iterator[Frame]:
-    """Every micro-batch round of the run from `first` to `last` (inclusive), in order."""
-    walk = _Run(plan)
-    last = walk.total_frames - 1 if last is None else min(last, walk.total_frames - 1)
-    if last < first:
-        return
-    low = walk.frame(first).updates
-    high = walk.frame(last).updates + 1
-    rates = _learning_rates(plan, list(range(max(low, 1), high + 1)))
-    for index in range(first, last + 1):
-        yield _with_lr(walk.frame(index), rates, walk.total_steps)
-
-
-def total_frames(plan: Plan) -> int:
-    """Micro-batch rounds in the whole run."""
-    return _Run(plan).total_frames
 
 
 @lru_cache(maxsize=64)

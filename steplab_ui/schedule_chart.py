@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from steplab import lr_curve
+from steplab import geometry, lr_curve
 from steplab.events import events
 from steplab.i18n import fmt_int, t
 from steplab.lr_curve import Curve
@@ -57,11 +57,11 @@ def _spread(steps: np.ndarray, gap: float) -> np.ndarray:
 
 def _epoch_lines(result: Curve, lang: str, top: float, right: float) -> tuple[list[dict], dict | None]:
     """A dotted green line where epochs end and their numbers on a top axis, spread out so they stay readable."""
-    numbers, steps = lr_curve.epoch_boundaries(result.plan)
+    numbers, steps = geometry.epoch_boundaries(result.plan)
     if not len(steps):
         return [], None
     lines = _spread(steps, right / 80)
-    shown, count = len(lines), lr_curve.completed_epochs(result.plan)
+    shown, count = len(lines), geometry.completed_epochs(result.plan)
     x = np.repeat(steps[lines].astype(np.float64), 3)
     x[2::3] = np.nan
     y = np.tile([0.0, top, np.nan], shown)

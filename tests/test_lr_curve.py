@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from steplab import lr_curve
+from steplab import geometry, lr_curve
 from steplab.i18n import zh_typography
 from steplab.plan import make_plan
 from steplab.run import iter_epochs
@@ -142,7 +142,7 @@ def brute_force(plan) -> tuple[list[float], list[int]]:
 def test_epochs_and_samples_match_a_walk_over_the_micro_batches(values):
     plan = plan_of(**values)
     steps = np.arange(1, plan.optimizer_steps + 1)
-    epochs, samples = lr_curve.epochs_and_samples(plan, steps)
+    epochs, samples = geometry.epochs_and_samples(plan, steps)
     want_epochs, want_samples = brute_force(plan)
     assert epochs.tolist() == want_epochs
     assert samples.tolist() == want_samples
@@ -152,23 +152,23 @@ def test_epochs_and_samples_match_a_walk_over_the_micro_batches(values):
 
 def test_samples_at_epoch_ends_are_the_dataset_not_updates_times_batch():
     plan = plan_of(num_samples=1001)  # 251 micro-batches: 31 groups of 8 and one of 3 per epoch
-    numbers, ends = lr_curve.epoch_boundaries(plan)
+    numbers, ends = geometry.epoch_boundaries(plan)
     assert numbers.tolist() == [1, 2, 3] and ends.tolist() == [32, 64, 96]
-    _, samples = lr_curve.epochs_and_samples(plan, ends)
+    _, samples = geometry.epochs_and_samples(plan, ends)
     assert samples.tolist() == [1001, 2002, 3003]
     assert 32 * plan.total_train_batch_size == 1024  # what updates × effective batch would claim
 
 
 def test_epoch_boundaries_leave_out_an_epoch_the_horizon_cuts():
     plan = plan_of(num_train_epochs=2.5)
-    assert lr_curve.epoch_boundaries(plan)[1].tolist() == [50, 100]
+    assert geometry.epoch_boundaries(plan)[1].tolist() == [50, 100]
     assert plan.epoch_end_steps() == [50, 100, 125]
-    assert lr_curve.epoch_boundaries(plan_of())[1].tolist() == [50, 100, 150]
+    assert geometry.epoch_boundaries(plan_of())[1].tolist() == [50, 100, 150]
 
 
 def test_a_million_epochs_give_every_nth_boundary_quickly():
     plan = plan_of(num_samples=1, per_device_train_batch_size=1, gradient_accumulation_steps=1, num_train_epochs=10**6)
-    numbers, ends = lr_curve.epoch_boundaries(plan, cap=200)
+    numbers, ends = geometry.epoch_boundaries(plan, cap=200)
     assert len(numbers) == 200 and numbers[0] == 5000 and ends.tolist() == numbers.tolist()
 
 

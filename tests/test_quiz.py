@@ -377,11 +377,3 @@ def test_good_examples_load_and_bank_level_mistakes(tmp_path):
         quiz.load_bank(Path(tmp_path / "missing.yaml"))
 
 
-def test_answer_text_for_a_presenter():
-    numeric = quiz.generate(NUMERIC[0], 3)
-    assert quiz.answer_text(numeric).en == format_quantity(numeric.answer)
-    choice = quiz.generate(next(s for s in CHOICE if s.multiple), 3)
-    assert all(choice.options[i].en in quiz.answer_text(choice).en for i in choice.correct)
-    sliders = quiz.generate(SLIDERS[0], 3)
-    name, value = sliders.solution[0]
-    assert quiz.answer_text(sliders).zh == f"`{name}` = {format_quantity(value)}"

@@ -14,7 +14,7 @@ import numpy as np
 import yaml
 from streamlit.testing.v1 import AppTest
 
-from steplab import lr_curve
+from steplab import geometry, lr_curve
 from steplab.events import events
 from steplab.i18n import catalogue, t, zh_typography
 from steplab.plan import make_plan
@@ -75,7 +75,7 @@ def assert_curve_is_the_engines(figure: dict, plan, lang: str) -> None:
     assert len(steps) <= lr_curve.CAP and steps[-1] == plan.optimizer_steps
     assert rates.tolist() == plan.learning_rates()[steps - 1].tolist()
     epochs, samples = array(main["customdata"]).reshape(-1, 2).T
-    want_epochs, want_samples = lr_curve.epochs_and_samples(plan, steps)
+    want_epochs, want_samples = geometry.epochs_and_samples(plan, steps)
     assert epochs.tolist() == want_epochs.tolist() and samples.tolist() == want_samples.tolist()
 
 

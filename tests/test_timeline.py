@@ -7,6 +7,7 @@ shows, for every Trainer profile.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 
@@ -20,7 +21,7 @@ from steplab.i18n import LOCALES, fmt_lr, zh_typography
 from steplab.plan import Plan, make_plan
 from steplab.profiles import PROFILES
 from steplab.setup import setup_from_mapping
-from steplab.timeline import CHAPTER, WHOLE_RUN, build_timeline, frames, narration, total_frames, totals
+from steplab.timeline import CHAPTER, WHOLE_RUN, _Run, build_timeline, narration, totals
 
 COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
           "num_train_epochs": 3}
@@ -100,8 +101,9 @@ def test_frames_replay_the_plan_for_every_profile(values):
     if plan is None:
         return
     expected = naive_run(plan)
-    shown = list(frames(plan))
-    assert total_frames(plan) == len(shown) == len(expected)
+    walk = _Run(plan)  # every micro-batch round, not only the animation's window
+    shown = [walk.frame(index) for index in range(walk.total_frames)]
+    assert len(shown) == len(expected)
     assert [(f.epoch, f.micro_batch) for f in shown] == [(e, m) for e, m, _ in expected]
 
     # the micro-batches of every update, counted frame by frame, are the plan's composition
@@ -117,19 +119,22 @@ def test_frames_replay_the_plan_for_every_profile(values):
     assert rle(counted) == plan.micro_batches_per_step_rle()
     assert counted == [size for _, _, size in expected if size]
 
-    # counters and learning rates match the plan at every frame
-    rates = plan.learning_rates()
+    # counters match the plan at every frame
     done = 0
     for frame in shown:
         if frame.is_step:
             done += 1
             assert frame.step == done
-            assert frame.lr == pytest.approx(rates[done - 1], rel=1e-12, abs=0)
-        elif done < plan.optimizer_steps:
-            assert frame.lr == pytest.approx(rates[done], rel=1e-12, abs=0)
+        assert frame.updates == done
+    # and every frame the animation shows carries the learning rate of the update it closes or feeds
+    rates = plan.learning_rates()
+    for frame in build_timeline(plan).frames:
+        if frame.is_step:
+            assert frame.lr == pytest.approx(rates[frame.step - 1], rel=1e-12, abs=0)
+        elif frame.updates < plan.optimizer_steps:
+            assert frame.lr == pytest.approx(rates[frame.updates], rel=1e-12, abs=0)
         else:
             assert frame.lr is None
-        assert frame.updates == done
     assert done == plan.optimizer_steps
 
     # samples, epochs, repeats
@@ -154,7 +159,7 @@ def test_frames_replay_the_plan_for_every_profile(values):
     # the window is made of exactly these frames, bounded, with honest gaps
     timeline = build_timeline(plan)
     assert timeline.total_frames == len(shown) and timeline.total_steps == plan.optimizer_steps
-    assert all(f == shown[f.index] for f in timeline.frames)
+    assert all(dataclasses.replace(f, lr=None) == shown[f.index] for f in timeline.frames)  # shown: no LR
     assert len(timeline.frames) <= max(WHOLE_RUN, 3 * CHAPTER)
     assert timeline.whole_run == (len(shown) <= WHOLE_RUN)
     for position, gap in enumerate(timeline.gaps):

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import BrowserContext, Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from steplab import lr_curve
+from steplab import geometry, lr_curve
 from steplab.i18n import t
 from steplab.plan import make_plan
 from steplab.setup import setup_from_mapping
@@ -117,7 +117,7 @@ def test_hover_shows_step_epoch_samples_and_learning_rate(context: BrowserContex
     step = 90  # no marker there
     plan = make_plan(setup_from_mapping({**COURSE, "eval_strategy": "steps", "eval_steps": 50, **SCENARIO})[0])
     rate = plan.learning_rates(step, step)[0]
-    epochs, samples = lr_curve.epochs_and_samples(plan, [step])
+    epochs, samples = geometry.epochs_and_samples(plan, [step])
     assert (epochs[0], samples[0]) == (1.8, 2880)  # 40 of the epoch's 50 updates, 1,600 + 320 × 4 samples
     x, y = page.evaluate("""([step, rate]) => {
         const plot = document.querySelector("[data-testid='stPlotlyChart'] .js-plotly-plot");
