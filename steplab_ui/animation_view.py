@@ -3,6 +3,9 @@
 A compact plotly figure with fixed ranges (nothing moves but what the frame changes): samples are small
 squares in one lane per GPU (up to 8 lanes, more are summarised), each micro-batch's gradients stack in
 the bucket with its "k / GA" counter, and an optimizer step flashes in vermillion.
+
+Also what the page around it shows, as data and strings (the page only draws them): the counters, the words
+around a frame, how the player's buttons look, the presenter style and the comparison's tables.
 """
 
 from __future__ import annotations
@@ -10,7 +13,10 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from steplab.i18n import fmt_float, fmt_int, fmt_lr, t
-from steplab.timeline import MAX_LANES, Frame, Timeline
+from steplab.measurements import measurements
+from steplab.plan import Plan, make_plan
+from steplab.presets import presets
+from steplab.timeline import MAX_LANES, Frame, Timeline, build_timeline, narration
 from steplab_ui.layout import COLOURS, FIGURE_TEXT
 
 X_RANGE = (0.0, 100.0)
@@ -234,6 +240,16 @@ def frame_figure(timeline: Timeline, position: int, lang: str, **options: object
     return go.Figure(frame_spec(timeline, position, lang, **options), _validate=False)
 
 
+def player_figure(timeline: Timeline, position: int, lang: str, presenter: bool) -> go.Figure:
+    """The page's animated figure; presenter mode writes its words in full contrast (near-black; the dark-theme
+    CSS turns them white, see `layout.FIGURE_TEXT`)."""
+    ink = FIGURE_TEXT["ink"][0] if presenter else None
+    return frame_figure(timeline, position, lang, presenter=presenter, ink=ink)
+
+
+CHART_CONFIG = {"displayModeBar": False, "staticPlot": False, "scrollZoom": False, "responsive": True}
+
+
 def counters(frame: Frame, timeline: Timeline, lang: str) -> list[tuple[str, str]]:
     """(label, value) of the counters beside the figure; the same numbers the figure draws."""
     length = max(timeline.plan.micro_batches_per_epoch, 1)
@@ -247,4 +263,154 @@ def counters(frame: Frame, timeline: Timeline, lang: str) -> list[tuple[str, str
     ]
 
 
-CHART_CONFIG = {"displayModeBar": False, "staticPlot": False, "scrollZoom": False, "responsive": True}
+COUNTERS = ("micro_batch", "bucket", "updates", "samples", "epoch", "lr")  # `counters`, in order
+
+
+def counter_rows(frame: Frame, timeline: Timeline, lang: str, per_row: int) -> list[list[tuple[str, str, str]]]:
+    """The counters as (label, value, help), `per_row` a row (a narrow screen stacks them in reading order)."""
+    helps = [t(lang, f"anim.metric.{name}_help") for name in COUNTERS]
+    cards = [(*card, help_text) for card, help_text in zip(counters(frame, timeline, lang), helps, strict=True)]
+    return [cards[row:row + per_row] for row in range(0, len(cards), per_row)]
+
+
+# --- the player's words and buttons ------------------------------------------------------------------------
+
+
+def frame_texts(timeline: Timeline, position: int, lang: str) -> tuple[str, str | None, str]:
+    """The words around window position `position`: the caption under the scrubber, what was skipped just
+    before it (None after no jump), and the narration (also the figure's text alternative)."""
+    frame, gap = timeline.frames[position], timeline.gaps[position]
+    caption = t(lang, "anim.position", position=position + 1, count=len(timeline.frames),
+                index=fmt_int(frame.index + 1), total=fmt_int(timeline.total_frames))
+    skipped = None if gap is None else t(lang, "anim.gap", micro_batches=fmt_int(gap.micro_batches),
+                                         updates=fmt_int(gap.updates))
+    return caption, skipped, narration(frame, timeline).get(lang)
+
+
+BUTTONS = {  # the player's buttons (`Player.moves`, widget key `anim_<name>`): label, help, icon, shortcut
+    "play": ("anim.play", "anim.play_help", ":material/play_arrow:", "P"),
+    "back": ("anim.back", "anim.back_help", ":material/chevron_left:", "Left"),
+    "step": ("anim.step", "anim.step_help", ":material/chevron_right:", "Right"),
+    "update": ("anim.step_update", "anim.step_update_help", ":material/skip_next:", "U"),
+    "reset": ("anim.reset", "anim.reset_help", ":material/first_page:", "Home"),
+}
+SKIP_LABELS = {"epoch_end": "anim.skip_epoch_end", "last_update": "anim.skip_last"}  # `Player.skips`
+
+
+def control_button(name: str, playing: bool, lang: str) -> dict[str, str]:
+    """How the player's button `name` looks (`st.button`'s label, help, icon, shortcut, type); Play turns
+    into Pause while playing."""
+    label, help_key, icon, shortcut = BUTTONS[name]
+    if name == "play" and playing:
+        label, icon = "anim.pause", ":material/pause:"
+    return {"label": t(lang, label), "help": t(lang, help_key), "icon": icon, "shortcut": shortcut,
+            "type": "primary" if name == "play" else "secondary"}
+
+
+# Static CSS only: presenter mode hides the sidebar and enlarges type; the colours stay the theme's.
+PRESENTER_CSS = """<style>
+section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
+header[data-testid="stHeader"], [data-testid="stToolbar"] {display: none !important;}
+[data-testid="stMainBlockContainer"] {max-width: 100% !important; padding: 0.6rem 2.2rem 1rem !important;}
+[data-testid="stMain"] h1 {font-size: 2.1rem !important; padding: 0.2rem 0 !important;}
+[data-testid="stMain"] [data-testid="stCaptionContainer"], [data-testid="stMain"] [data-testid="stCaptionContainer"] p
+  {font-size: 1.15rem !important; color: inherit !important; opacity: 1 !important;}
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] p {font-size: 1.45rem !important; line-height: 1.4 !important;
+  font-weight: 500 !important;}
+[data-testid="stMetricLabel"] p {font-size: 1.05rem !important; font-weight: 700 !important; opacity: 1 !important;}
+[data-testid="stMain"] [data-testid="stMetricValue"],
+[data-testid="stMain"] [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p
+  {font-size: 2.4rem !important; font-weight: 800 !important; line-height: 1.2 !important;}
+[data-testid="stMain"] button p {font-size: 1.25rem !important; font-weight: 700 !important;}
+[data-testid="stMain"] button {min-height: 3rem !important; border-width: 2px !important;}
+[data-testid="stMetric"] {border-width: 2px !important; padding: 0.4rem 0.9rem !important;}
+[data-testid="stMain"] [data-testid="stVerticalBlock"] {gap: 0.55rem !important;}
+</style>"""
+
+
+# --- the comparison: the chapter's measured pair, computed by StepLab and as measured ------------------------
+
+COMPARED = ("samples_per_update", "micro_per_update", "micro_per_epoch", "updates_per_epoch", "total_steps")
+
+
+def compared_pairs() -> list[tuple[int, int]]:
+    """(per_device_train_batch_size, gradient_accumulation_steps) of each measured setup, in order."""
+    return [(m["per_device_train_batch_size"], m["gradient_accumulation_steps"]) for m in measurements().values()]
+
+
+def compared_plans(trainer: str) -> list[Plan]:
+    """The course setup on one GPU with each measured pair (raises `SetupError` / `TrainerRefusal`)."""
+    course = presets()["course_default"]
+    return [make_plan(course.setup(per_device_train_batch_size=batch, gradient_accumulation_steps=ga, world_size=1,
+                                   trainer=trainer)) for batch, ga in compared_pairs()]
+
+
+def compared_numbers(plan: Plan) -> dict[str, int]:
+    """The numbers the comparison sets side by side (`COMPARED`), read off the plan."""
+    return {
+        "samples_per_update": plan.total_train_batch_size,
+        "micro_per_update": plan.setup.gradient_accumulation_steps,
+        "micro_per_epoch": plan.micro_batches_per_epoch,
+        "updates_per_epoch": plan.num_update_steps_per_epoch,
+        "total_steps": plan.max_steps,
+    }
+
+
+def first_update(timeline: Timeline) -> int:
+    """The window position (0-based) of the first frame that closes an optimizer step, else the first frame."""
+    return next((p for p, f in enumerate(timeline.frames) if f.is_step), 0)
+
+
+def compared_figures(plans: list[Plan], lang: str) -> list[tuple[str, str, go.Figure, str]]:
+    """Per compared plan: (bold heading, chart key, the figure of its first update, its text alternative)."""
+    figures = []
+    for plan in plans:
+        timeline = build_timeline(plan)
+        first, batch, ga = first_update(timeline), timeline.batch_size, timeline.accumulation
+        figures.append((f"**{t(lang, 'anim.compare.column', batch=batch, ga=ga)}**", f"anim_compare_{batch}_{ga}",
+                        frame_figure(timeline, first, lang, height=300, compact=True),
+                        narration(timeline.frames[first], timeline).get(lang)))
+    return figures
+
+
+def comparison_intro(lang: str) -> str:
+    """The caption over the comparison: the two pairs and the course setup they share."""
+    (batch_a, ga_a), (batch_b, ga_b) = compared_pairs()[:2]
+    course = presets()["course_default"].setup()
+    return t(lang, "anim.compare.intro", batch_a=batch_a, ga_a=ga_a, batch_b=batch_b, ga_b=ga_b,
+             samples_per_update=batch_a * ga_a, samples=course.num_samples, epochs=course.num_train_epochs)
+
+
+def markdown_table(corner: str, head: list[str], rows: list[tuple[str, list[str]]]) -> str:
+    """A markdown table: one column per setup (`head`), one row per quantity, numbers right-aligned."""
+    lines = [f"| {corner} | {' | '.join(head)} |", "|---|" + "---:|" * len(head)]
+    lines += [f"| {name} | {' | '.join(cells)} |" for name, cells in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _head(lang: str) -> list[str]:
+    return [t(lang, "anim.compare.short", batch=batch, ga=ga) for batch, ga in compared_pairs()]
+
+
+def computed_table(plans: list[Plan], lang: str) -> str:
+    """What StepLab computes for each compared setup, as a markdown table."""
+    numbers = [compared_numbers(plan) for plan in plans]
+    rows = [(t(lang, f"anim.compare.row.{name}"), [fmt_int(n[name]) for n in numbers]) for name in COMPARED]
+    return markdown_table(t(lang, "anim.compare.computed"), _head(lang), rows)
+
+
+def measured_table(lang: str) -> str:
+    """The chapter's measurement of each compared setup (peak memory, wall time), labelled as measured."""
+    measured = list(measurements().values())
+    rows = [
+        (t(lang, "anim.compare.row.memory"), [f"{fmt_float(m['peak_memory_gib'], 2)} GiB" for m in measured]),
+        (t(lang, "anim.compare.row.time", steps=fmt_int(measured[0]["steps"])),
+         [f"≈ {fmt_int(m['seconds'])} s" for m in measured]),
+    ]
+    return markdown_table(t(lang, "anim.compare.measured"), _head(lang), rows)
+
+
+def measured_caption(lang: str) -> str:
+    """Where the measurement comes from (the steps timed, the model)."""
+    steps = fmt_int(next(iter(measurements().values()))["steps"])
+    return t(lang, "anim.compare.measured_caption", steps=steps, model=presets()["course_default"].model)

@@ -1,0 +1,121 @@
+"""The accumulation animation's playback as a pure state machine (no Streamlit, no clock).
+
+A `Player` is where the animation stands, whether it plays and how fast, plus what tick timing needs. Every
+transition returns a new `Player`; the page loads one from `st.session_state`, applies a transition in a
+callback or on a fragment run, and stores the result. Time is passed in (seconds of a monotonic clock).
+
+While playing, a tick can be requested before the browser has drawn the previous one, so the slider value
+it sends may be a frame the server has already passed. Such an echo of a frame drawn a moment ago is not
+a scrub (`Player.scrub`): it neither moves the animation back nor pauses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from steplab.timeline import Timeline
+
+SPEEDS = (0.5, 1.0, 2.0)
+SECONDS_PER_FRAME = 1.0  # at speed 1
+ECHO_SECONDS = 5.0  # a slider value equal to a frame a tick drew this recently is an echo, not a scrub
+ECHOES_KEPT = 8  # recent echoes kept besides the newest
+DOUBLE_TICK = 0.5  # a tick sooner than this share of the interval after the last one is the timer firing twice
+
+
+@dataclass(frozen=True)
+class Player:
+    """Playback state; `position` is 1-based in the timeline's window, None until a first run reads `?frame=`."""
+
+    position: int | None = None
+    playing: bool = False
+    speed: float = 1.0
+    hold: bool = False  # set by full runs and by controls: the next fragment run is not a tick
+    last_tick: float = 0.0  # when the last tick advanced the animation
+    echoes: tuple[tuple[int, float], ...] = ()  # (position, time) of frames drawn by recent ticks
+
+    @property
+    def interval(self) -> float | None:
+        """Seconds between ticks while playing, None when paused."""
+        return SECONDS_PER_FRAME / self.speed if self.playing else None
+
+    def at(self, count: int) -> int:
+        """The position shown, kept inside a window of `count` frames (a shorter run after a setup change)."""
+        return min(max(int(1 if self.position is None else self.position), 1), count)
+
+    def opened_at(self, position: int) -> Player:
+        """A first run: the position comes from the URL (`?frame=`) through the slider; nothing else changes."""
+        return replace(self, position=position)
+
+    def holding(self) -> Player:
+        """The next fragment run is not a tick (a full run, or a control such as the speed changed)."""
+        return replace(self, hold=True)
+
+    def go_to(self, target: int, count: int) -> Player:
+        """A control moved the animation: there, clamped to the window, paused, and the next run is no tick."""
+        return replace(self, position=min(max(target, 1), count), playing=False, hold=True)
+
+    def toggle_play(self, count: int) -> Player:
+        """Play or pause; Play on the last frame starts again at the first."""
+        playing = not self.playing
+        position = 1 if playing and self.at(count) >= count else self.position
+        return replace(self, position=position, playing=playing, hold=True)
+
+    def step(self, delta: int, count: int) -> Player:
+        """`delta` frames on (back when negative), clamped to 1 and `count`; pauses."""
+        return self.go_to(self.at(count) + delta, count)
+
+    def next_update_position(self, timeline: Timeline) -> int | None:
+        """The 1-based position of the next frame whose micro-batch closes an optimizer step, if any."""
+        target = timeline.next_step_position(self.at(len(timeline.frames)) - 1)
+        return None if target is None else target + 1
+
+    def next_update(self, timeline: Timeline) -> Player:
+        """Jump to the next optimizer update (the last frame when none is left); pauses."""
+        count = len(timeline.frames)
+        target = self.next_update_position(timeline)
+        return self.go_to(count if target is None else target, count)
+
+    def moves(self, timeline: Timeline) -> dict[str, tuple[Callable[..., Player], tuple, bool]]:
+        """Each button's transition as (method, its arguments after the player, whether it can move now)."""
+        count = len(timeline.frames)
+        current = self.at(count)
+        return {
+            "play": (Player.toggle_play, (count,), count > 1),
+            "back": (Player.step, (-1, count), current > 1),
+            "step": (Player.step, (1, count), current < count),
+            "update": (Player.next_update, (timeline,), self.next_update_position(timeline) is not None),
+            "reset": (Player.go_to, (1, count), current > 1),
+        }
+
+    @staticmethod
+    def skips(timeline: Timeline) -> dict[str, int]:
+        """The skip buttons' 1-based targets ("epoch_end", "last_update"), for those past the first frame."""
+        targets = {name: timeline.target(name) for name in ("epoch_end", "last_update")}
+        return {name: target + 1 for name, target in targets.items() if target is not None and target > 0}
+
+    def is_echo(self, value: int, now: float) -> bool:
+        """`value` is a frame a tick drew less than `ECHO_SECONDS` before `now`."""
+        return any(shown == value and now - when < ECHO_SECONDS for shown, when in self.echoes)
+
+    def scrub(self, value: int, count: int, now: float) -> Player:
+        """The slider moved to `value`: go there and pause, unless it is the browser echoing a recent tick."""
+        return self if self.is_echo(value, now) else self.go_to(value, count)
+
+    def tick(self, count: int, now: float) -> Player:
+        """A fragment run at time `now`: the position clamped to the window, one frame further when it is a
+        tick of the playing animation (not held, not a second tick right after one); the end pauses.
+
+        Before a first run has a position, nothing moves (`opened_at` takes it from the URL)."""
+        if self.position is None:
+            return replace(self, hold=False)
+        current = self.at(count)
+        # a second tick right after one (the browser's timer can fire twice) does not skip a frame
+        if not self.playing or self.hold or now - self.last_tick < DOUBLE_TICK * (self.interval or 0):
+            return replace(self, position=current, hold=False)
+        current = min(current + 1, count)
+        recent = tuple((shown, when) for shown, when in self.echoes if now - when < ECHO_SECONDS)
+        return replace(self, position=current, playing=current < count, hold=False, last_tick=now,
+                       echoes=(*recent[-ECHOES_KEPT:], (current, now)))
