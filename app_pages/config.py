@@ -4,13 +4,15 @@ from functools import lru_cache
 
 import streamlit as st
 
-from steplab.config_io import MAX_BYTES, ConfigError, read_config, write_config
 from steplab.dataset.files import MAX_FILE_BYTES
 from steplab.dataset.load import funnel_from_uploads
 from steplab.dataset.settings import data_settings
 from steplab.errors import InputError, TrainerRefusal
 from steplab.fields import FIELDS
 from steplab.i18n import t
+from steplab.io.config_read import read_config
+from steplab.io.config_write import write_config
+from steplab.io.safe_yaml import MAX_BYTES, ConfigError
 from steplab.plan import make_plan
 from steplab.setup import TrainingSetup, setup_from_mapping
 from steplab_ui import funnel_view, layout, state
@@ -22,8 +24,7 @@ RESULT = "_config_import"
 FUNNEL = "_config_funnel"
 LIMIT = f"{MAX_BYTES // 1024} KiB"  # what read_config reads at most
 DATA_LIMIT_MB = MAX_FILE_BYTES // 2**20  # what the dataset stage reads per file; the uploader takes no more
-COUNTING_NOTES = ("config_io.note.unknown_rows", "config_io.note.packing_unpacked", "config_io.note.packed_estimate",
-                  "config_io.note.builtin_sizes")  # said by the row-count path; the funnel replaces them
+COUNTING_NOTES = ("config_io.note.unknown_rows", "config_io.note.builtin_sizes")  # said by the row-count path; the funnel replaces them
 MAX_LISTED_DATASETS = 20  # row boxes shown; a YAML naming more is counted from its files
 DATA_TYPES = ["json", "jsonl", "csv", "parquet", "arrow", "txt"]
 
@@ -61,13 +62,14 @@ def import_config() -> None:
     files = {f.name: f.getvalue() for f in st.session_state.get("config_data_files") or []}
     st.session_state[FUNNEL] = None
     try:
-        imported = read_config(text, num_samples=int(rows) if rows else None)
-        values = dict(imported.values)
         typed = _typed_rows(named_datasets(text))  # cached: the rerun that drew the boxes parsed it
-        if not rows and "num_samples" not in imported.document and (files or typed):
+        imported = read_config(text, dataset_rows=typed, num_samples=int(rows) if rows else None)
+        values = dict(imported.values)
+        funnel = imported.funnel  # typed or known row counts
+        if not rows and "num_samples" not in imported.document and files:
             funnel = funnel_from_uploads(imported.document, files, typed)
             values["num_samples"] = funnel.train_examples
-            st.session_state[FUNNEL] = funnel
+        st.session_state[FUNNEL] = funnel
         checked = setup_from_mapping({"num_samples": 1, **values})[0]  # validated before anything changes
         if any(f.open and getattr(checked, name) not in f.choices for name, f in FIELDS.items()):
             make_plan(checked)  # a name no control offers: the Trainer's refusal says why (TrainerRefusal)

@@ -108,7 +108,7 @@ def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], d
     ignored: list[str] = []
     document: dict[str, Any] = {}
     if args.config:
-        from steplab.config_io import read_config
+        from steplab.io.config_read import read_config
 
         imported = read_config(Path(args.config).read_bytes())
         values.update(imported.values)

@@ -4,7 +4,7 @@
 data settings the dataset stage reads from a YAML (`steplab.dataset.settings`), checked by the same rules.
 
 The validator (`steplab.setup`), the URL check and the controls of the sidebar and of the compare page
-(`steplab_ui`), the YAML writer (`steplab.config_io`) and the CLI's `--set` all read this table, so a value
+(`steplab_ui`), the YAML reader and writer (`steplab.io`) and the CLI's `--set` all read this table, so a value
 one of them accepts, every other accepts too.
 """
 

@@ -28,12 +28,13 @@ from typing import Any
 
 import yaml
 
-from steplab.config_io import KNOWN_DATASET_ROWS, ConfigError, read_config
+from steplab.dataset.catalog import KNOWN_DATASET_ROWS
 from steplab.dataset.funnel import Funnel
 from steplab.dataset.load import funnel_from_rows, known_rows
 from steplab.dataset.settings import data_settings
 from steplab.errors import InputError, SetupError, TrainerRefusal
 from steplab.i18n import LANGUAGES, Text, fill
+from steplab.io.config_read import read_config
 from steplab.measurements import measurements
 from steplab.plan import Plan, make_plan
 from steplab.presets import presets
@@ -124,6 +125,9 @@ class Lesson:
             return self.llamafactory[head][rest.removeprefix("yaml.")]
         if rest in ("funnel.train_examples", "funnel.eval_examples"):  # its dataset funnel
             return getattr(self.funnel(head), rest.removeprefix("funnel."))
+        if rest in ("funnel.fewest", "funnel.fewest_steps"):  # the low end of an estimate (packing, no tokens)
+            fewest = self.funnel(head).estimate.train[0]
+            return fewest if rest == "funnel.fewest" else make_plan(scenario.replace(num_samples=fewest)).max_steps
         if rest.startswith("setup."):  # the configured value, e.g. {x.setup.warmup_steps} = 0.1
             return getattr(scenario, rest.removeprefix("setup."))
         if rest in ("trainer_release", "trainer_matched"):  # "4.47 – 4.51", "transformers 4.51.3"
@@ -157,7 +161,7 @@ def _bilingual(value: Any, source: str, where: str) -> Text:
 
 def _scenario(spec: Any, source: str, name: str) -> TrainingSetup | dict[str, int]:
     """A lesson scenario: a preset and/or field values (planned by the engine), a LLaMA-Factory YAML's keys
-    (read by `config_io`, so the sample count follows max_samples and val_size), or a ROLL RLVR run."""
+    (read by `steplab.io.config_read`, so the sample count follows max_samples and val_size), or a ROLL RLVR run."""
     where = f"scenarios.{name}"
     if not isinstance(spec, dict) or not (set(spec) <= {"preset", "set"} or set(spec) in ({"llamafactory"}, {"rlvr"})):
         raise LessonError(source, where, "write {preset: <id>} and/or {set: {...}}, or {llamafactory: {...}}, or {rlvr: {...}}")
@@ -170,7 +174,7 @@ def _scenario(spec: Any, source: str, name: str) -> TrainingSetup | dict[str, in
     if "llamafactory" in spec:
         try:
             imported = read_config(yaml.safe_dump(spec["llamafactory"]))
-        except ConfigError as error:
+        except InputError as error:
             raise LessonError(source, where, error.message("en")) from None
         if imported.needs_num_samples:
             raise LessonError(source, where, "the YAML does not give the sample count (name datasets StepLab knows)")

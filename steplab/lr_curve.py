@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 
 from steplab import schedules
-from steplab.config_io import write_config
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.events import events
 from steplab.geometry import epoch_boundaries, epochs_and_samples, steps_after_epochs
 from steplab.i18n import Message, fmt_float, fmt_lr, msg
+from steplab.io.config_write import write_config
 from steplab.plan import Plan, make_plan
 from steplab.setup import TrainingSetup
 
@@ -292,7 +292,7 @@ def csv_text(plan: Plan) -> str:
 
 @lru_cache(maxsize=64)
 def setup_yaml(setup: TrainingSetup, lang: str = "en") -> str:
-    """The setup as a LLaMA-Factory training YAML (`steplab.config_io.write_config`), comments in `lang`."""
+    """The setup as a LLaMA-Factory training YAML (`steplab.io.config_write.write_config`), comments in `lang`."""
     return write_config(setup.to_dict(), lang=lang)
 
 

@@ -161,7 +161,7 @@ def test_home_sentence_counts_gpus_and_epochs(params, english, chinese):
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_filling_with_nothing_says_what_to_do(lang):
     """No paste and no file (or a file the uploader turned away): say so, not "the config has no keys"."""
-    from steplab.config_io import MAX_BYTES
+    from steplab.io.safe_yaml import MAX_BYTES
 
     at = run("app_pages/config.py", lang=lang)
     limit = f"{MAX_BYTES // 1024} KiB"

@@ -17,18 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from wheels import unpacked
 
-import steplab.config_io as config_io
-from steplab.config_io import (
-    KNOWN_DATASET_ROWS,
-    MAX_BYTES,
-    TRAINING_ARGUMENT_FIELDS,
-    ConfigError,
-    ConfigImport,
-    packed_samples_estimate,
-    read_config,
-    write_config,
-)
+import steplab.io.safe_yaml as config_io
+from steplab.dataset.catalog import KNOWN_DATASET_ROWS
 from steplab.errors import SetupError
+from steplab.fields import TRAINING_ARGUMENT_FIELDS
+from steplab.io.config_read import ConfigImport, read_config
+from steplab.io.config_write import write_config
+from steplab.io.safe_yaml import MAX_BYTES, ConfigError
 from steplab.schedules import SCHEDULER_TYPES
 from steplab.setup import DEFAULTS, PROFILE_IDS, STRATEGIES, setup_from_mapping
 
@@ -119,9 +114,11 @@ def test_edge_20_sample_count_1090():
     assert setup.warmup_ratio == 0.1
     assert (setup.logging_steps, setup.save_steps) == (10, 500)
     lines = [line.en for line in result.sample_lines]
-    assert "identity: min(91, max_samples 1,000) = 91 rows (built-in demo size)" in lines
-    assert "alpaca_en_demo: min(999, max_samples 1,000) = 999 rows (built-in demo size)" in lines
-    assert "total: 91 + 999 = 1,090 rows" in lines
+    assert lines[:2] == ["`identity`: 91 rows (the count given; its rows were not read).",
+                         "`alpaca_en_demo`: 999 rows (the count given; its rows were not read)."]
+    assert "91 + 999 = 1,090 rows: the 2 datasets are concatenated." in lines  # max_samples 1,000 cuts neither
+    assert lines[-1] == "N = 1,090 training samples"
+    assert result.funnel is not None and result.funnel.train_examples == 1090
     assert any("built-in" in note.en.lower() for note in result.notes)
     assert all(CJK.search(line.zh) for line in result.sample_lines)
     for key in ("dataset", "max_samples", "per_device_train_batch_size", "warmup_ratio"):
@@ -150,8 +147,8 @@ def test_edge_20_val_size_absolute():
 def test_edge_20_val_size_float_one_is_an_error():
     with pytest.raises(ConfigError) as info:
         read_config(sft_text(val_size="1.0"))
-    assert info.value.code == "config_io.val_size_one"
-    assert "(0, 1) range" in info.value.message("en")
+    assert info.value.code == "config_io.data_key" and dict(info.value.text.values)["problem"].key == "dataset.val_fraction"
+    assert "a fraction must be below `1`" in info.value.message("en")
     assert info.value.line == len(sft_text().splitlines()) + 2
     assert_bilingual(info.value)
 
@@ -161,7 +158,7 @@ def test_edge_20_val_size_integer_one_holds_out_one_row():
     # where an int test_size is an absolute count.
     result = read_config(sft_text(val_size=1))
     assert result.values["num_samples"] == 1089
-    assert any("1.0" in note.en for note in result.notes)
+    assert any("whole number, so it counts rows" in line.en for line in result.sample_lines)
 
 
 def test_val_size_with_eval_dataset_is_an_error():
@@ -174,7 +171,8 @@ def test_val_size_with_eval_dataset_is_an_error():
 def test_val_size_too_large_for_the_data():
     with pytest.raises(ConfigError) as info:
         read_config(sft_text(val_size=5000))
-    assert info.value.code == "config_io.val_size_too_large"
+    assert info.value.code == "config_io.data_key" and "no training row out of 1,090" in info.value.message("en")
+    assert info.value.line == len(sft_text().splitlines()) + 2  # the val_size line
 
 
 def test_val_size_rounding_is_ceil_of_the_float_product():
@@ -239,39 +237,24 @@ def test_streaming_rules():
 # --------------------------------------------------------------------------- packing
 
 
-def test_pretrain_packing_without_token_count_keeps_rows_and_says_so():
+def test_pretrain_from_row_counts_alone_needs_the_sample_count_and_says_why():
     result = read_config((EXAMPLES / "train_lora__qwen3_lora_pretrain.yaml").read_text(encoding="utf-8"))
-    assert result.values["num_samples"] == 300
-    assert any("Packing" in note.en and "unpacked" in note.en for note in result.notes)
+    assert result.needs_num_samples and "num_samples" not in result.values
+    assert any(note.key == "dataset.needs_tokens" for note in result.notes)
 
 
-def test_pretrain_packing_estimate():
-    text = (EXAMPLES / "train_lora__qwen3_lora_pretrain.yaml").read_text(encoding="utf-8")
-    result = read_config(text, avg_tokens_per_sample=500)
-    assert result.values["num_samples"] == 300 * 500 // 2048  # one map batch, blocks of cutoff_len
-    assert any("estimate" in note.en for note in result.notes)
-
-
-def test_packed_samples_estimate_rules():
-    # pt, packing left unset → blocks of cutoff_len; written `packing: true` → cutoff_len - 1
-    assert packed_samples_estimate(1000, 100, 1000, "pt", None) == 100
-    assert packed_samples_estimate(1000, 100, 1001, "pt", True) == 100
-    assert packed_samples_estimate(1000, 100, 1000, "pt", True) == 100_000 // 999
-    # per map batch: two batches of 1000 rows and a tail of 500
-    assert packed_samples_estimate(2500, 3, 2048, "pt", None) == 2 * (3000 // 2048) + 1500 // 2048
-    assert packed_samples_estimate(300, 500, 2048, "pt", False) == 300  # packing off: rows truncated
-    # sft with packing: ceil per batch (a lower bound), capacity cutoff_len - 1
-    assert packed_samples_estimate(1000, 100, 1001, "sft", True) == 100
-    assert packed_samples_estimate(1001, 100, 1001, "sft", True) == 100 + 1
-    assert packed_samples_estimate(1000, 3000, 2048, "sft", True) == 0  # longer than capacity: dropped
-    assert packed_samples_estimate(1000, 100, 2048, "sft", None) == 1000
-    assert packed_samples_estimate(1000, 100, 2048, "dpo", True) == 1000
-
-
-def test_sft_packing_flag_in_yaml():
+def test_sft_packing_from_row_counts_is_the_labelled_upper_end():
     text = "stage: sft\ndataset: identity\npacking: true\ncutoff_len: 1025\n"
-    assert read_config(text).values["num_samples"] == 91
-    assert read_config(text, avg_tokens_per_sample=256).values["num_samples"] == 23  # ceil(91*256/1024)
+    result = read_config(text)
+    assert result.values["num_samples"] == 91 and result.funnel.estimate.train == (1, 91)
+    assert result.sample_lines[-1].en.startswith("N ≤ 91")
+    assert any(note.key == "dataset.assume.estimate" for note in result.notes)
+
+
+def test_a_stage_the_dataset_stage_does_not_model_needs_the_sample_count():
+    result = read_config("stage: kto\ndataset: identity\n")
+    assert result.needs_num_samples and any(note.key == "dataset.stage_unmodelled" for note in result.notes)
+    assert read_config("stage: kto\ndataset: identity\n", num_samples=50).values["num_samples"] == 50
 
 
 # --------------------------------------------------------------------------- plain HF YAML
@@ -397,7 +380,7 @@ DEEP = {
 PYYAML_RELEASES = ["6.0.1", "6.0.3", "6.0.4"]
 _CODES_UNDER_ANOTHER_PYYAML = """
 import json, sys, yaml
-from steplab.config_io import ConfigError, read_config
+from steplab.io.config_read import read_config\nfrom steplab.io.safe_yaml import ConfigError
 texts = json.load(sys.stdin)
 found = {}
 for name, text in texts.items():

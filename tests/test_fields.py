@@ -11,10 +11,11 @@ import yaml
 from streamlit.testing.v1 import AppTest
 
 from steplab.cli import main
-from steplab.config_io import ConfigError, read_config
 from steplab.errors import SetupError
 from steplab.fields import FIELDS
 from steplab.i18n import catalogue, fmt_int, t
+from steplab.io.config_read import read_config
+from steplab.io.safe_yaml import ConfigError
 from steplab.plan import make_plan
 from steplab.setup import DEFAULTS, TrainingSetup, setup_from_mapping
 from steplab_ui import state

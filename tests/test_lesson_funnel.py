@@ -9,7 +9,7 @@ import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
 
-from steplab.config_io import KNOWN_DATASET_ROWS
+from steplab.dataset.catalog import KNOWN_DATASET_ROWS
 from steplab.dataset.errors import DatasetError
 from steplab.dataset.load import funnel_from_rows
 from steplab.i18n import LANGUAGES, catalogue, fmt_int

@@ -315,7 +315,8 @@ def test_plateau_snippets_step_after_evaluations():
 
 
 def test_setup_yaml_is_the_config_export():
-    from steplab.config_io import read_config, write_config
+    from steplab.io.config_read import read_config
+    from steplab.io.config_write import write_config
 
     plan = plan_of(lr_scheduler_type="cosine", lr_scheduler_kwargs={"num_cycles": 1.5})
     text = lr_curve.setup_yaml(plan.setup)

@@ -57,7 +57,6 @@ def _names(entry: object) -> set[str]:
 
 # Where one language says with a word what the other says with a value, and why that is right.
 SAID_IN_WORDS = {
-    "config_io.val_size_too_large.count": "English quotes the (0, 1) interval; Chinese says 'a fraction below one'",
     "config_io.bad_dataset_rows": "English names the lowest count; Chinese says 'non-negative'",
     "events.rhythm.twice_per_epoch": "English says 'twice'; Chinese writes the count",
     "explain.max_steps.overrides": "Chinese writes the zero of 'max_steps > 0'; English says 'positive'",

@@ -23,6 +23,11 @@ TAG_DEFAULTS = {
 }
 REMOTE_KEYS = ("hf_hub_url", "ms_hub_url", "om_hub_url", "script_url", "cloud_file_name")
 
+LLAMAFACTORY_COMMIT = "ff6d4d12e"
+"""The LLaMA-Factory commit the demo datasets' sizes were read at (named when they are used)."""
+KNOWN_DATASET_ROWS: dict[str, int] = {"identity": 91, "alpaca_en_demo": 999, "dpo_en_demo": 300, "c4_demo": 300}
+"""Rows of LLaMA-Factory's bundled demo datasets (trainer-math.md §3.6): used when no count or file is given."""
+
 
 @dataclass(frozen=True)
 class DatasetAttr:

@@ -20,7 +20,7 @@ from steplab.dataset.examples import Example, convert, usable
 from steplab.dataset.settings import DataSettings
 from steplab.dataset.split import held_out, split_order
 from steplab.dataset.tokens import Tokenizer, greedy_packs, pretrain_tokens, supervised_length
-from steplab.i18n import Message, msg
+from steplab.i18n import Message, fmt_int, msg
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,9 @@ def _merged(names: Sequence[str], attrs: Mapping[str, DatasetAttr | None], table
         owners = [attrs[name] for name, part in zip(names, parts, strict=True) for _ in part]
     if len(parts) > 1:
         total = _count(merged)
-        stages.append(Stage("merge", total, total, msg("dataset.stage.merge", datasets=len(parts), rows=total)))
+        terms = " + ".join(fmt_int(_count(part)) for part in parts)
+        stages.append(Stage("merge", total, total, msg("dataset.stage.merge", datasets=len(parts), rows=total,
+                                                       terms=terms)))
     return merged, owners
 
 
@@ -205,7 +207,7 @@ def dataset_funnel(settings: DataSettings, tables: Mapping[str, Table],
     attrs = attrs or {}
     if not settings.datasets:
         raise DatasetError("dataset.none_named")
-    if settings.mix_strategy != "concat":
+    if settings.mix_strategy != "concat" and len(settings.datasets) > 1:  # one dataset is returned as it is
         raise DatasetError("dataset.mix_unmodelled", mix_strategy=settings.mix_strategy)
     if settings.streaming:
         raise DatasetError("dataset.streaming_unmodelled")
@@ -220,7 +222,9 @@ def dataset_funnel(settings: DataSettings, tables: Mapping[str, Table],
     eval_owners: list[DatasetAttr | None] = []
     train_table: Table = merged
     if n_test:
-        stages.append(Stage("split", total, total - n_test, msg("dataset.stage.split", rows=total, held=n_test,
+        said = "dataset.stage.split_count" if settings.val_size > 1 or isinstance(settings.val_size, int) else (
+            "dataset.stage.split")
+        stages.append(Stage("split", total, total - n_test, msg(said, rows=total, held=n_test,
                                                                  train=total - n_test, val_size=settings.val_size)))
         if isinstance(merged, int):
             train_table, eval_table = total - n_test, n_test

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from steplab.dataset.catalog import INFO_FILE, DatasetAttr, dataset_paths, read_info
+from steplab.dataset.catalog import INFO_FILE, KNOWN_DATASET_ROWS, DatasetAttr, dataset_paths, read_info
 from steplab.dataset.errors import DatasetError
 from steplab.dataset.files import MAX_FILE_BYTES, check_size, read_dataset, rows_from_bytes
 from steplab.dataset.funnel import Funnel, dataset_funnel
@@ -72,8 +72,6 @@ def funnel_from_files(values: Mapping[str, Any], base: Path, max_bytes: int = MA
 
 def known_rows(values: Mapping[str, Any]) -> dict[str, int]:
     """The row counts StepLab knows (LLaMA-Factory's demo datasets) of the datasets a YAML mapping names."""
-    from steplab.config_io import KNOWN_DATASET_ROWS
-
     return {name: KNOWN_DATASET_ROWS[name] for name in data_settings(values).names if name in KNOWN_DATASET_ROWS}
 
 

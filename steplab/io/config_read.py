@@ -1,0 +1,268 @@
+"""A LLaMA-Factory or Hugging Face training YAML read into the values of a StepLab setup.
+
+`read_config` turns YAML text (untrusted: read by `steplab.io.safe_yaml`) into the values
+`steplab.setup.setup_from_mapping` takes, lists the keys it used and those it ignored, and works out the
+training sample count N from LLaMA-Factory's data keys when the row counts are known, through the dataset
+stage (`steplab.dataset`), the one home of those rules. It writes no prose: notes are `Message`s.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from steplab.dataset.catalog import KNOWN_DATASET_ROWS, LLAMAFACTORY_COMMIT
+from steplab.dataset.funnel import Funnel
+from steplab.dataset.load import funnel_from_rows
+from steplab.dataset.settings import data_settings
+from steplab.errors import InputError
+from steplab.fields import TRAINING_ARGUMENT_FIELDS
+from steplab.i18n import Message, msg
+from steplab.io.safe_yaml import ConfigError, decode, load
+from steplab.setup import DEFAULTS
+
+ALIASES = {"evaluation_strategy": "eval_strategy"}
+
+DATA_KEYS = ("dataset", "max_samples", "val_size", "eval_dataset", "streaming", "packing", "neat_packing", "stage",
+             "cutoff_len", "mix_strategy", "tokenized_path", "preprocessing_batch_size")
+"""LLaMA-Factory data keys that decide the sample count (used, not ignored, when present)."""
+_LLAMAFACTORY_MARKERS = frozenset(
+    {"stage", "finetuning_type", "dataset", "template", "cutoff_len", "max_samples", "val_size", "lora_rank",
+     "lora_target", "packing", "plot_loss", "eval_dataset", "preprocessing_num_workers"}
+)
+"""Keys only LLaMA-Factory has; any of them marks the file as a LLaMA-Factory config."""
+_PARALLEL_KEYS = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
+                  "sequence_parallel_size")
+UNCOUNTABLE = ("dataset.needs_tokens", "dataset.mix_unmodelled")
+"""Dataset-stage codes that mean "row counts cannot give N" (a note, N must be given), not a refusal."""
+_HEADER = re.compile(r"^#\s*(num_samples|world_size|trainer|limit_train_batches):\s*(\S+)\s+\(StepLab\b")
+_COMMENTED_EVAL = re.compile(r"^\s*#\s*(val_size|eval_strategy|eval_steps|eval_dataset)\s*:", re.MULTILINE)
+
+
+@dataclass
+class ConfigImport:
+    """What `read_config` made of a YAML file.
+
+    values: setup fields for `setup_from_mapping`: every TrainingArguments field of the setup (the
+        Trainer's default where the YAML is silent), `num_samples` when known, `world_size` and
+        `trainer` only when the file states them.
+    used: YAML keys that were read (in file order; `# key` for StepLab's comment lines).
+    ignored: YAML keys that do not enter the step arithmetic (model, LoRA, precision, output ...).
+    needs_num_samples: True when N could not be worked out; the caller must supply `num_samples`.
+    notes: things the user should know about this import.
+    sample_lines: the worked arithmetic of N, one stage per line (the dataset stage's own sentences).
+    flavour: "llamafactory" or "hf" (plain TrainingArguments YAML).
+    sample_source: where N came from: "argument", "yaml", "comment", "datasets" or "missing".
+    document: the YAML's own mapping (keys as text), for the dataset stage (`steplab.dataset`).
+    funnel: the dataset stage's result when N came from the datasets' row counts.
+    """
+
+    values: dict[str, Any]
+    used: list[str]
+    ignored: list[str]
+    needs_num_samples: bool
+    notes: list[Message] = field(default_factory=list)
+    sample_lines: list[Message] = field(default_factory=list)
+    flavour: str = "hf"
+    sample_source: str = "missing"
+    document: dict[str, Any] = field(default_factory=dict)
+    funnel: Funnel | None = None
+
+
+def _header_values(text: str) -> dict[str, Any]:
+    """StepLab's own comment lines, e.g. `# num_samples: 1600  (StepLab: ...)`."""
+    found: dict[str, Any] = {}
+    for raw in text.splitlines():
+        match = _HEADER.match(raw)
+        if not match or match.group(1) in found:
+            continue
+        token = match.group(2)
+        value: Any = token
+        for convert in (int, float):
+            try:
+                value = convert(token)
+                break
+            except ValueError:
+                continue
+        found[match.group(1)] = value
+    return found
+
+
+def _notes_for_keys(doc: Mapping[str, Any], text: str) -> list[Message]:
+    """Notes on keys that do not change the count but that the user should know about."""
+    notes: list[Message] = []
+    if doc.get("deepspeed"):
+        notes.append(msg("config_io.note.deepspeed"))
+    if "per_device_eval_batch_size" in doc:
+        notes.append(msg("config_io.note.eval_batch_size"))
+    if "evaluation_strategy" in doc:
+        both = msg("config_io.note.evaluation_strategy.both") if "eval_strategy" in doc else ""
+        notes.append(msg("config_io.note.evaluation_strategy", both=both))
+    active_eval = any(key in doc for key in ("val_size", "eval_strategy", "evaluation_strategy", "eval_dataset"))
+    if not active_eval and _COMMENTED_EVAL.search(text):
+        notes.append(msg("config_io.note.commented_eval"))
+    big = [key for key in _PARALLEL_KEYS
+           if isinstance(doc.get(key), int) and not isinstance(doc.get(key), bool) and doc[key] > 1]
+    if big:
+        notes.append(msg("config_io.note.model_parallel", keys=", ".join(big), limit=1, section="3.5"))
+    if str(doc.get("stage") or "") == "ppo":
+        notes.append(msg("config_io.note.ppo"))
+    if doc.get("auto_find_batch_size"):
+        notes.append(msg("config_io.note.auto_find_batch_size"))
+    return notes
+
+
+def _with_line(error: InputError, key_lines: Mapping[str, int]) -> ConfigError:
+    """A data-key problem of the dataset stage, said as it is, with the line of the key it is about."""
+    line = key_lines.get(error.field or "") or key_lines.get("val_size" if error.code.startswith(
+        "dataset.val") else "dataset")
+    return ConfigError("config_io.data_key", line=line, problem=error.text)
+
+
+def _streaming_refusals(doc: Mapping[str, Any], key_lines: Mapping[str, int], val_size: float) -> None:
+    """What LLaMA-Factory refuses in streaming mode, whatever the sample count."""
+    if doc.get("max_samples") is not None:
+        raise ConfigError("config_io.streaming_max_samples", line=key_lines.get("max_samples"))
+    if 1e-6 < val_size < 1:
+        raise ConfigError("config_io.streaming_val_size", line=key_lines.get("val_size"))
+    max_steps = doc.get("max_steps")
+    if max_steps is None or (isinstance(max_steps, int | float) and not isinstance(max_steps, bool) and max_steps <= 0):
+        raise ConfigError("config_io.streaming_max_steps", line=key_lines.get("streaming"))
+
+
+def _count(doc: Mapping[str, Any], key_lines: Mapping[str, int], dataset_rows: Mapping[str, int] | None,
+           n_given: bool) -> tuple[Funnel | None, list[Message], bool]:
+    """The dataset stage on the YAML's data keys and the known row counts: (funnel or None, notes, and
+    whether token lengths matter, so `preprocessing_num_workers` shards the packing batches).
+
+    LLaMA-Factory's own refusals (bad data values, `val_size` with `eval_dataset`, streaming rules) are
+    raised even when N is given, because LLaMA-Factory would refuse the file either way.
+    """
+    try:
+        settings = data_settings(doc)
+    except InputError as error:
+        if error.code == "dataset.stage_unmodelled":  # not a refusal: StepLab cannot count it, N must be given
+            return None, [] if n_given else [error.text], False
+        raise _with_line(error, key_lines) from None
+    tokens = settings.needs_tokens
+    if settings.val_size > 1e-6 and settings.eval_datasets:
+        raise ConfigError("config_io.val_size_with_eval_dataset", line=key_lines.get("val_size"))
+    if settings.streaming:
+        _streaming_refusals(doc, key_lines, settings.val_size)
+        return None, [msg("config_io.note.streaming")], tokens
+    if n_given:
+        return None, [msg("config_io.note.packed_count_given")] if settings.packs else [], tokens
+    if settings.tokenized_path:
+        return None, [msg("config_io.note.tokenized_path")], tokens
+    names = settings.names
+    if not names:
+        return None, [], tokens
+    if len(settings.datasets) > 1 and settings.mix_strategy.startswith("interleave"):
+        return None, [msg("config_io.note.interleave", mix=settings.mix_strategy)], tokens
+    given = dict(dataset_rows or {})
+    for name, rows in given.items():
+        if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+            raise ConfigError("config_io.bad_dataset_rows", name=name, low=0, rows=repr(rows))
+    missing = [name for name in names if name not in given and name not in KNOWN_DATASET_ROWS]
+    if missing:
+        return None, [msg("config_io.note.unknown_rows", names=", ".join(missing))], tokens
+    builtin = [name for name in names if name not in given]
+    try:
+        funnel = funnel_from_rows(doc, {name: given.get(name, KNOWN_DATASET_ROWS.get(name, 0)) for name in names})
+    except InputError as error:
+        if error.code in UNCOUNTABLE:
+            return None, [error.text], tokens
+        raise _with_line(error, key_lines) from None
+    notes = list(funnel.assumptions)
+    if builtin:
+        sizes = ", ".join(f"{name} {KNOWN_DATASET_ROWS[name]}" for name in builtin)
+        notes.append(msg("config_io.note.builtin_sizes", sizes=sizes, commit=LLAMAFACTORY_COMMIT))
+    return funnel, notes, tokens
+
+
+def read_config(text: str | bytes, *, dataset_rows: Mapping[str, int] | None = None,
+                num_samples: int | None = None) -> ConfigImport:
+    """Read a LLaMA-Factory or plain Hugging Face training YAML (untrusted text) into a `ConfigImport`.
+
+    Sample count N, first that applies: the `num_samples` argument; a `num_samples` key in the YAML;
+    StepLab's `# num_samples: ... (StepLab ...)` comment; the dataset stage on LLaMA-Factory's data keys,
+    with row counts from `dataset_rows`, else `KNOWN_DATASET_ROWS` (packing or `stage: pt` give the upper
+    end of a labelled estimate). Otherwise `needs_num_samples` is True and `values` has no `num_samples`.
+
+    Raises `ConfigError` for anything it cannot read. Field values are not validated here:
+    `setup_from_mapping(result.values)` does that and raises `SetupError` naming the field.
+    """
+    source = decode(text)
+    raw, key_lines = load(source)
+    header = _header_values(source)
+    keys = [str(key) for key in raw]
+    doc = {str(key): value for key, value in raw.items()}
+
+    flavour = "llamafactory" if any(key in _LLAMAFACTORY_MARKERS for key in doc) else "hf"
+    defaults = DEFAULTS.to_dict()
+    values: dict[str, Any] = {name: defaults[name] for name in TRAINING_ARGUMENT_FIELDS}
+    used: set[str] = {key for key in DATA_KEYS if key in doc}
+    notes: list[Message] = []
+
+    for name in TRAINING_ARGUMENT_FIELDS:
+        if name in doc:
+            values[name] = doc[name]
+            used.add(name)
+    for alias, name in ALIASES.items():
+        if alias in doc:
+            used.add(alias)
+            if name not in doc:
+                values[name] = doc[alias]
+
+    # StepLab's own keys: a YAML key wins over StepLab's comment line.
+    for name in ("world_size", "trainer", "limit_train_batches"):
+        if name in doc:
+            values[name] = doc[name]
+            used.add(name)
+        elif name in header:
+            values[name] = header[name]
+            used.add(f"# {name}")
+    if "world_size" not in values and "ray_num_workers" in doc:
+        values["world_size"] = doc["ray_num_workers"]
+        used.add("ray_num_workers")
+        notes.append(msg("config_io.note.ray_world_size", env="USE_RAY=1"))
+    elif "world_size" not in values:
+        notes.append(msg("config_io.note.no_world_size"))
+
+    if "num_samples" in doc:
+        used.add("num_samples")
+    if num_samples is not None:
+        sample_source, n_value = "argument", num_samples
+    elif "num_samples" in doc:
+        sample_source, n_value = "yaml", doc["num_samples"]
+        if flavour == "llamafactory":
+            notes.append(msg("config_io.note.num_samples_key"))
+    elif "num_samples" in header:
+        sample_source, n_value = "comment", header["num_samples"]
+        used.add("# num_samples")
+    else:
+        sample_source, n_value = "missing", None
+
+    funnel, count_notes, tokens = _count(doc, key_lines, dataset_rows, n_given=n_value is not None)
+    if tokens and "preprocessing_num_workers" in doc:
+        used.add("preprocessing_num_workers")
+    sample_lines = [stage.note for stage in funnel.stages] if funnel is not None else []
+    if funnel is not None:
+        sample_source, n_value = "datasets", funnel.train_examples
+        sample_lines.append(msg("config_io.count.n_estimate" if funnel.estimate else "config_io.count.n",
+                                n=funnel.train_examples))
+    if n_value is not None:
+        values["num_samples"] = n_value
+        if sample_source != "datasets" and flavour == "llamafactory" and "dataset" in doc:
+            notes.append(msg("config_io.note.count_given"))
+    notes.extend(count_notes)
+    notes.extend(_notes_for_keys(doc, source))
+
+    ordered_used = [key for key in keys if key in used] + sorted(key for key in used if key.startswith("# "))
+    return ConfigImport(
+        values=values, used=ordered_used, ignored=[key for key in keys if key not in used],
+        needs_num_samples=n_value is None, notes=notes, sample_lines=sample_lines, flavour=flavour,
+        sample_source=sample_source, document=doc, funnel=funnel,
+    )
