@@ -4,9 +4,9 @@ import random
 
 import streamlit as st
 
-from steplab import quiz
 from steplab.i18n import t
 from steplab.lessons import lesson_numbers
+from steplab.teaching import quiz
 from steplab_ui import layout
 from steplab_ui.quiz_view import get_progress, render_progress, render_question
 

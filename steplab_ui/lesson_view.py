@@ -63,7 +63,7 @@ def predict(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool =
 
 def check(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
     """The end-of-lesson self-check: questions from the bank for this lesson, fresh numbers per session."""
-    from steplab import quiz
+    from steplab.teaching import quiz
     from steplab_ui import quiz_view
 
     st.subheader(t(lang, "lesson.self_check"))

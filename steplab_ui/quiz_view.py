@@ -23,7 +23,7 @@ from steplab.progress import (
     to_code,
     to_json,
 )
-from steplab.quiz import Control, Feedback, Question, grade
+from steplab.teaching.quiz import Control, Feedback, Question, grade
 
 PROGRESS_KEY = "steplab_progress"
 DECIMAL_ANSWERS = ("final_epoch", "eval_every_epochs", "first_lr", "last_lr", "num_train_epochs", "warmup_ratio")

@@ -13,12 +13,13 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from steplab import quiz
 from steplab.i18n import Message
 from steplab.plan import make_plan
 from steplab.presets import presets
 from steplab.quantities import format_quantity, quantity
 from steplab.setup import setup_from_mapping
+from steplab.teaching import quiz
+from steplab.teaching.quiz.schema import tidy
 
 BANK = quiz.load_bank()
 RAW = {item["id"]: item for item in yaml.safe_load(quiz.BANK_FILE.read_text(encoding="utf-8"))}
@@ -143,7 +144,7 @@ def test_sliders_solution_is_right_and_start_is_not(seed, index):
     allowed = raw_target["equals"] if isinstance(raw_target["equals"], list) else [raw_target["equals"]]
     assert question.targets[0].value in allowed
     if "{target}" in RAW[spec.id]["prompt"]["en"]:
-        assert format_quantity(quiz._tidy(question.targets[0].value)) in question.prompt.en
+        assert format_quantity(tidy(question.targets[0].value)) in question.prompt.en
 
 
 # --------------------------------------------------------------------------- grading

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from steplab import quiz
 from steplab.i18n import catalogue
 from steplab.progress import Progress, from_code, to_code
+from steplab.teaching import quiz
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "app_pages" / "selfcheck.py")
@@ -160,7 +160,7 @@ def test_broken_session_progress_is_ignored():
 
 def two_questions_page():
     """What a lesson page does: several questions on one page, each with its own key (run by AppTest)."""
-    from steplab import quiz
+    from steplab.teaching import quiz
     from steplab_ui.quiz_view import get_progress, render_question
 
     bank = quiz.bank_by_id()
