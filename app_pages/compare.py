@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from steplab.compare import COMPARE_FIELDS
-from steplab.fields import FIELDS
 from steplab.i18n import t
-from steplab.presets import presets
-from steplab.profiles import PROFILES
+from steplab.teaching.compare import COMPARE_FIELDS
+from steplab.teaching.presets import presets
+from steplab.trainer.fields import FIELDS
+from steplab.trainer.profiles import PROFILES
 from steplab_ui import compare_view, layout, state
 
 CHAPTER = ("course_default", "course_batch2_acc8", "course_batch2_acc16")

@@ -8,13 +8,13 @@ from steplab.dataset.files import MAX_FILE_BYTES
 from steplab.dataset.load import funnel_from_uploads
 from steplab.dataset.settings import data_settings
 from steplab.errors import InputError, TrainerRefusal
-from steplab.fields import FIELDS
 from steplab.i18n import t
 from steplab.io.config_read import read_config
 from steplab.io.config_write import write_config
 from steplab.io.safe_yaml import MAX_BYTES, ConfigError
-from steplab.plan import make_plan
-from steplab.setup import TrainingSetup, setup_from_mapping
+from steplab.trainer.fields import FIELDS
+from steplab.trainer.plan import make_plan
+from steplab.trainer.setup import TrainingSetup, setup_from_mapping
 from steplab_ui import funnel_view, layout, state
 
 context = layout.page("config")

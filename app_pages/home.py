@@ -3,7 +3,7 @@
 import streamlit as st
 
 from steplab.i18n import fmt_int, t
-from steplab.profiles import PROFILES
+from steplab.trainer.profiles import PROFILES
 from steplab_ui import layout, navigation
 
 context = layout.page("home")

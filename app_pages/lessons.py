@@ -3,7 +3,7 @@
 import streamlit as st
 
 from steplab.i18n import t
-from steplab.lessons import LessonError, load_lessons
+from steplab.teaching.lessons import LessonError, load_lessons
 from steplab_ui import layout, lesson_view, quiz_view
 
 lang = layout.page(None).lang  # the lesson writes its own title

@@ -5,13 +5,13 @@ from functools import partial
 
 import streamlit as st
 
-from steplab import lr_curve
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.events import events
 from steplab.i18n import fmt_int, fmt_lr, t
-from steplab.plan import Plan, make_plan
-from steplab.schedules import METRIC_DRIVEN, SCHEDULER_TYPES, scheduler_kwargs
-from steplab.setup import TrainingSetup
+from steplab.teaching import lr_curve
+from steplab.trainer.events import events
+from steplab.trainer.plan import Plan, make_plan
+from steplab.trainer.schedules import METRIC_DRIVEN, SCHEDULER_TYPES, scheduler_kwargs
+from steplab.trainer.setup import TrainingSetup
 from steplab_ui import layout, schedule_chart, state
 
 # How each scheduler argument is edited: (number format, step) or the options of a choice.

@@ -5,8 +5,8 @@ import random
 import streamlit as st
 
 from steplab.i18n import t
-from steplab.lessons import lesson_numbers
 from steplab.teaching import quiz
+from steplab.teaching.lessons import lesson_numbers
 from steplab_ui import layout
 from steplab_ui.quiz_view import get_progress, render_progress, render_question
 

@@ -115,9 +115,9 @@ def engine_figures() -> None:
     import plotly.io
     import plotly.tools
 
-    from steplab.plan import make_plan
-    from steplab.setup import setup_from_mapping
-    from steplab.timeline import build_timeline
+    from steplab.teaching.timeline import build_timeline
+    from steplab.trainer.plan import make_plan
+    from steplab.trainer.setup import setup_from_mapping
     from steplab_ui import animation_view
     from steplab_ui.animation_html import export_html
 

@@ -12,8 +12,8 @@ import time
 import tracemalloc
 import warnings
 
-from steplab import plan as plan_module
-from steplab.setup import setup_from_mapping
+from steplab.trainer import plan as plan_module
+from steplab.trainer.setup import setup_from_mapping
 
 STEPS = 10**6
 SETUP = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,

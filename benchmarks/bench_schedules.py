@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from steplab.schedules import learning_rates, torch_scheduler
+from steplab.trainer.schedules import learning_rates, torch_scheduler
 
 UPDATES = 10**6
 WARMUP = 50_000

@@ -50,8 +50,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from steplab.i18n import fmt_int, t  # noqa: E402
-from steplab.plan import make_plan  # noqa: E402
-from steplab.setup import setup_from_mapping  # noqa: E402
+from steplab.trainer.plan import make_plan  # noqa: E402
+from steplab.trainer.setup import setup_from_mapping  # noqa: E402
 
 PAGE = "calculator"
 LANG = "en"

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from steplab.i18n import fmt_int, t
-from steplab.timeline import Timeline, narration, totals
+from steplab.teaching.timeline import Timeline, narration, totals
 from steplab_ui.animation_view import frame_spec
 
 FRAME_MS = 800

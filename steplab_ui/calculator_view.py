@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from steplab.explain import explain
 from steplab.i18n import fmt_float, fmt_int, t
-from steplab.logblock import running_training_block
-from steplab.plan import Plan
-from steplab.warnings import plan_warnings
+from steplab.io.logblock import running_training_block
+from steplab.teaching.explain import explain
+from steplab.teaching.warnings import plan_warnings
+from steplab.trainer.plan import Plan
 from steplab_ui import charts, layout
 
 

@@ -6,9 +6,9 @@ from functools import lru_cache
 
 import plotly.graph_objects as go
 
-from steplab.events import events, interval, rhythm
 from steplab.i18n import fmt_int, t
-from steplab.plan import Plan
+from steplab.trainer.events import events, interval, rhythm
+from steplab.trainer.plan import Plan
 from steplab_ui.layout import COLOURS
 
 MAX_MARKERS = 2000

@@ -7,8 +7,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from steplab.compare import compare_rows
 from steplab.i18n import t
+from steplab.teaching.compare import compare_rows
 
 HIGHLIGHT = "background-color: rgba(230,159,0,0.28); font-weight: 700"
 

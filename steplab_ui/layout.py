@@ -8,9 +8,9 @@ import streamlit as st
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import t
-from steplab.plan import Plan, make_plan
-from steplab.setup import TrainingSetup
-from steplab.warnings import Warning
+from steplab.teaching.warnings import Warning
+from steplab.trainer.plan import Plan, make_plan
+from steplab.trainer.setup import TrainingSetup
 
 # One colour per concept, the same everywhere (Okabe–Ito).
 COLOURS = {

@@ -7,8 +7,8 @@ import math
 import streamlit as st
 
 from steplab.i18n import t
-from steplab.lessons import Block, Lesson
-from steplab.quantities import format_quantity, label
+from steplab.teaching.lessons import Block, Lesson
+from steplab.trainer.quantities import format_quantity, label
 from steplab_ui import calculator_view, widgets
 
 PRESENTER_CSS = """

@@ -1,7 +1,7 @@
 """One question on a page (prompt, input, check button, feedback) and the learner's progress code/file UI.
 
 Several questions can share a page: every widget key starts with the `key` given. The learner's progress
-lives in `st.session_state["steplab_progress"]` as a plain dict (`steplab.progress` (de)serialises it).
+lives in `st.session_state["steplab_progress"]` as a plain dict (`steplab.teaching.progress` (de)serialises it).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 import streamlit as st
 
 from steplab.i18n import catalogue, t
-from steplab.lessons import load_lessons
-from steplab.progress import (
+from steplab.teaching.lessons import load_lessons
+from steplab.teaching.progress import (
     MAX_CODE_CHARS,
     MAX_JSON_BYTES,
     Progress,

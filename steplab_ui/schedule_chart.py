@@ -1,6 +1,6 @@
 """The learning-rate schedule figure: the LR every update uses, warmup, epochs, events, the stop, overlays.
 
-Plain plotly; every number comes from `steplab.lr_curve`. No trace carries more than `lr_curve.CAP` points.
+Plain plotly; every number comes from `steplab.teaching.lr_curve`. No trace carries more than `lr_curve.CAP` points.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from steplab import geometry, lr_curve
-from steplab.events import events
 from steplab.i18n import fmt_int, t
-from steplab.lr_curve import Curve
+from steplab.teaching import lr_curve
+from steplab.teaching.lr_curve import Curve
+from steplab.trainer import geometry
+from steplab.trainer.events import events
 from steplab_ui.layout import COLOURS, FIGURE_TEXT
 
 OVERLAY_DASHES = ("dot", "dashdot", "longdash")

@@ -12,11 +12,11 @@ from typing import Any
 import streamlit as st
 
 from steplab.errors import SetupError
-from steplab.fields import FIELDS, STRATEGIES
 from steplab.i18n import LANGUAGES, fmt_int, normalise_language, t
-from steplab.presets import presets
-from steplab.profiles import PROFILES
-from steplab.setup import DEFAULTS, TrainingSetup, parse_setup, setup_from_mapping
+from steplab.teaching.presets import presets
+from steplab.trainer.fields import FIELDS, STRATEGIES
+from steplab.trainer.profiles import PROFILES
+from steplab.trainer.setup import DEFAULTS, TrainingSetup, parse_setup, setup_from_mapping
 
 SHELL_SETUP = "_steplab_shell_setup"
 NOTICES = "_steplab_url_notices"

@@ -8,9 +8,9 @@ import streamlit as st
 
 from steplab.dataset.load import known_rows
 from steplab.errors import InputError
-from steplab.fields import DATA_FIELDS, MAX_SAMPLES
 from steplab.i18n import fmt_int, t
-from steplab.lessons import FUNNEL_DATASETS, Block, Lesson, yaml_val_size
+from steplab.teaching.lessons import FUNNEL_DATASETS, Block, Lesson, yaml_val_size
+from steplab.trainer.fields import DATA_FIELDS, MAX_SAMPLES
 from steplab_ui import calculator_view, compare_view, state
 
 
@@ -34,7 +34,7 @@ def compare(lesson: Lesson, block: Block, lang: str, key: str) -> None:
 
 
 def schedule(lesson: Lesson, block: Block, lang: str, key: str) -> None:
-    from steplab import lr_curve
+    from steplab.teaching import lr_curve
     from steplab_ui import schedule_chart
 
     plan = lesson.plan(block.data["scenario"])
@@ -48,7 +48,7 @@ def schedule(lesson: Lesson, block: Block, lang: str, key: str) -> None:
 
 def animation(lesson: Lesson, block: Block, lang: str, key: str) -> None:
     """A compact stepper over the scenario's accumulation frames (the full player is on the animation page)."""
-    from steplab.timeline import build_timeline, narration
+    from steplab.teaching.timeline import build_timeline, narration
     from steplab_ui import animation_view
 
     timeline = build_timeline(lesson.plan(block.data["scenario"]))

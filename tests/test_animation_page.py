@@ -14,9 +14,9 @@ from streamlit.testing.v1 import AppTest
 from test_app import run as run_page
 
 from steplab.i18n import catalogue, fmt_int, fmt_lr
-from steplab.plan import make_plan
-from steplab.setup import setup_from_mapping
-from steplab.timeline import build_timeline
+from steplab.teaching.timeline import build_timeline
+from steplab.trainer.plan import make_plan
+from steplab.trainer.setup import setup_from_mapping
 from steplab_ui import animation_view, layout
 from steplab_ui.animation_html import animation_figure, export_html
 from steplab_ui.layout import COLOURS

@@ -8,9 +8,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from steplab.i18n import catalogue, fmt_int
-from steplab.plan import make_plan
-from steplab.presets import presets
-from steplab.setup import setup_from_mapping
+from steplab.teaching.presets import presets
+from steplab.trainer.plan import make_plan
+from steplab.trainer.setup import setup_from_mapping
 from steplab_ui.navigation import PAGES
 
 PAGE_FILES = [path for _, path, _, _ in PAGES]

@@ -6,10 +6,10 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import pytest
 
-from steplab.events import events
 from steplab.i18n import t
-from steplab.plan import make_plan
-from steplab.setup import setup_from_mapping
+from steplab.trainer.events import events
+from steplab.trainer.plan import make_plan
+from steplab.trainer.setup import setup_from_mapping
 from steplab_ui import charts
 
 COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from golden import EXAMPLES
 
-from steplab.cli import main
+from steplab.io.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = {"max_steps", "optimizer_steps", "num_update_steps_per_epoch", "micro_batches_per_epoch",
@@ -101,8 +101,8 @@ def test_a_reader_that_stops_early_gets_no_traceback():
 
 def test_learning_rates_read_back_as_the_engines_floats(capsys):
     """The JSON's learning rates are the engine's float64 values, digit for digit."""
-    from steplab.plan import make_plan
-    from steplab.setup import setup_from_mapping
+    from steplab.trainer.plan import make_plan
+    from steplab.trainer.setup import setup_from_mapping
 
     code, result, _ = cli("plan", "--set", "num_samples=999", "--set", "lr_scheduler_type=cosine",
                           "--set", "warmup_steps=7", "--lr-per-step", capsys=capsys)

@@ -20,12 +20,12 @@ from wheels import unpacked
 import steplab.io.safe_yaml as config_io
 from steplab.dataset.catalog import KNOWN_DATASET_ROWS
 from steplab.errors import SetupError
-from steplab.fields import TRAINING_ARGUMENT_FIELDS
 from steplab.io.config_read import ConfigImport, read_config
 from steplab.io.config_write import write_config
 from steplab.io.safe_yaml import MAX_BYTES, ConfigError
-from steplab.schedules import SCHEDULER_TYPES
-from steplab.setup import DEFAULTS, PROFILE_IDS, STRATEGIES, setup_from_mapping
+from steplab.trainer.fields import TRAINING_ARGUMENT_FIELDS
+from steplab.trainer.schedules import SCHEDULER_TYPES
+from steplab.trainer.setup import DEFAULTS, PROFILE_IDS, STRATEGIES, setup_from_mapping
 
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))
 SFT = EXAMPLES / "train_lora__qwen3_lora_sft.yaml"

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from steplab.compare import ROWS
-from steplab.events import rhythm
-from steplab.explain import explain
 from steplab.i18n import Message, catalogue
-from steplab.logblock import PARAMETERS_NOTE, running_training_block
-from steplab.plan import make_plan
-from steplab.presets import presets
-from steplab.setup import setup_from_mapping
-from steplab.warnings import plan_warnings
+from steplab.io.logblock import PARAMETERS_NOTE, running_training_block
+from steplab.teaching.compare import ROWS
+from steplab.teaching.explain import explain
+from steplab.teaching.presets import presets
+from steplab.teaching.warnings import plan_warnings
+from steplab.trainer.events import rhythm
+from steplab.trainer.plan import make_plan
+from steplab.trainer.setup import setup_from_mapping
 
 
 def plan(**values):

@@ -10,14 +10,14 @@ import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
 
-from steplab.cli import main
 from steplab.errors import SetupError
-from steplab.fields import FIELDS
 from steplab.i18n import catalogue, fmt_int, t
+from steplab.io.cli import main
 from steplab.io.config_read import read_config
 from steplab.io.safe_yaml import ConfigError
-from steplab.plan import make_plan
-from steplab.setup import DEFAULTS, TrainingSetup, setup_from_mapping
+from steplab.trainer.fields import FIELDS
+from steplab.trainer.plan import make_plan
+from steplab.trainer.setup import DEFAULTS, TrainingSetup, setup_from_mapping
 from steplab_ui import state
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,11 +7,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from steplab import geometry, run
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.plan import make_plan
-from steplab.setup import setup_from_mapping
-from steplab.timeline import _Run
+from steplab.teaching.timeline import _Run
+from steplab.trainer import geometry, run
+from steplab.trainer.plan import make_plan
+from steplab.trainer.setup import setup_from_mapping
 
 SETUPS = st.fixed_dictionaries({
     "num_samples": st.integers(1, 300), "per_device_train_batch_size": st.integers(1, 9),

@@ -7,10 +7,10 @@ import pytest
 from golden import golden_cases, hf_setup_values, lightning_setup_values
 
 from steplab.errors import TrainerRefusal
-from steplab.plan import make_plan
-from steplab.record import plan_record
-from steplab.setup import setup_from_mapping
-from steplab.warnings import plan_warnings
+from steplab.teaching.warnings import plan_warnings
+from steplab.trainer.plan import make_plan
+from steplab.trainer.record import plan_record
+from steplab.trainer.setup import setup_from_mapping
 
 HF_PROFILES = ("hf-5", "hf-4.57", "hf-4.51", "hf-4.46")
 HF_CASES = [(p, cid, case, result) for p in HF_PROFILES for cid, case, result in golden_cases(p)]

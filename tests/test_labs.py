@@ -16,8 +16,8 @@ from steplab.labs import memory as lab_d
 from steplab.labs import overfitting as lab_c
 from steplab.labs import token_weighting as lab_b
 from steplab.labs.torchkit import SGD, AdamW, seeded
-from steplab.plan import make_plan
-from steplab.setup import setup_from_mapping
+from steplab.trainer.plan import make_plan
+from steplab.trainer.setup import setup_from_mapping
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
@@ -35,7 +35,7 @@ def course_plan(**changes):
 # --- shared pieces -------------------------------------------------------------------------------------
 
 def test_importing_the_engine_does_not_import_torch():
-    code = ("import sys, steplab, steplab.labs, steplab.plan, steplab.events, steplab.i18n; "
+    code = ("import sys, steplab, steplab.labs, steplab.trainer.plan, steplab.trainer.events, steplab.i18n; "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 

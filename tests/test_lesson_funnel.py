@@ -13,7 +13,7 @@ from steplab.dataset.catalog import KNOWN_DATASET_ROWS
 from steplab.dataset.errors import DatasetError
 from steplab.dataset.load import funnel_from_rows
 from steplab.i18n import LANGUAGES, catalogue, fmt_int
-from steplab.lessons import LESSONS_DIR, LessonError, load_lessons, parse_lesson, yaml_val_size
+from steplab.teaching.lessons import LESSONS_DIR, LessonError, load_lessons, parse_lesson, yaml_val_size
 
 ROOT = Path(__file__).resolve().parents[1]
 PATH = LESSONS_DIR / "09_sample_count.yaml"

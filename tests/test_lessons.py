@@ -9,8 +9,8 @@ import yaml
 from streamlit.testing.v1 import AppTest
 
 from steplab.i18n import LANGUAGES, PLACEHOLDER
-from steplab.lessons import LESSONS_DIR, LessonError, load_lessons, parse_lesson
-from steplab.quantities import is_quantity
+from steplab.teaching.lessons import LESSONS_DIR, LessonError, load_lessons, parse_lesson
+from steplab.trainer.quantities import is_quantity
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = load_lessons()
@@ -132,7 +132,7 @@ def test_questions_name_each_lesson_by_its_own_title(lang):
 
 
 def test_the_question_bank_and_progress_codes_know_every_lesson():
-    from steplab import progress
+    from steplab.teaching import progress
     from steplab.teaching.quiz.schema import LESSONS as QUIZ_LESSONS
     assert QUIZ_LESSONS == tuple(lesson.number for lesson in LESSONS)
     assert progress.LESSON_COUNT == len(LESSONS)

@@ -1,4 +1,4 @@
-"""steplab.lr_curve: downsampling, where a step sits (epoch, samples), the curve, summary, CSV and code snippets."""
+"""steplab.teaching.lr_curve: downsampling, where a step sits (epoch, samples), the curve, summary, CSV and code snippets."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from steplab import geometry, lr_curve
 from steplab.i18n import zh_typography
-from steplab.plan import make_plan
-from steplab.run import iter_epochs
-from steplab.schedules import METRIC_DRIVEN, SCHEDULER_TYPES, available_schedulers
-from steplab.setup import setup_from_mapping
+from steplab.teaching import lr_curve
+from steplab.trainer import geometry
+from steplab.trainer.plan import make_plan
+from steplab.trainer.run import iter_epochs
+from steplab.trainer.schedules import METRIC_DRIVEN, SCHEDULER_TYPES, available_schedulers
+from steplab.trainer.setup import setup_from_mapping
 
 COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
           "num_train_epochs": 3, "eval_strategy": "steps", "eval_steps": 50}

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from oracle import run_trainer
 
 from steplab.errors import TrainerRefusal
-from steplab.events import events
-from steplab.plan import make_plan
-from steplab.setup import setup_from_mapping
+from steplab.trainer.events import events
+from steplab.trainer.plan import make_plan
+from steplab.trainer.setup import setup_from_mapping
 
 pytestmark = pytest.mark.oracle
 

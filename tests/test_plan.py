@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from steplab.events import events
-from steplab.plan import make_plan
-from steplab.profiles import PROFILES
-from steplab.setup import setup_from_mapping
+from steplab.trainer.events import events
+from steplab.trainer.plan import make_plan
+from steplab.trainer.profiles import PROFILES
+from steplab.trainer.setup import setup_from_mapping
 
 
 def plan(**values):

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from steplab.progress import (
+from steplab.teaching.progress import (
     ALPHABET,
     MAX_CODE_CHARS,
     MAX_COUNT,

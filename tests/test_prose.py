@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from steplab.i18n import LANGUAGES, LOCALES, PLACEHOLDER
-from steplab.lessons import LESSONS_DIR
+from steplab.teaching.lessons import LESSONS_DIR
 
 CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)
 DIGIT = re.compile(r"[0-9\uff10-\uff19]")  # ASCII and full-width digits

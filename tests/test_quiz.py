@@ -14,12 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from steplab.i18n import Message
-from steplab.plan import make_plan
-from steplab.presets import presets
-from steplab.quantities import format_quantity, quantity
-from steplab.setup import setup_from_mapping
 from steplab.teaching import quiz
+from steplab.teaching.presets import presets
 from steplab.teaching.quiz.schema import tidy
+from steplab.trainer.plan import make_plan
+from steplab.trainer.quantities import format_quantity, quantity
+from steplab.trainer.setup import setup_from_mapping
 
 BANK = quiz.load_bank()
 RAW = {item["id"]: item for item in yaml.safe_load(quiz.BANK_FILE.read_text(encoding="utf-8"))}

@@ -14,12 +14,13 @@ import numpy as np
 import yaml
 from streamlit.testing.v1 import AppTest
 
-from steplab import geometry, lr_curve
-from steplab.events import events
 from steplab.i18n import catalogue, t, zh_typography
-from steplab.plan import make_plan
-from steplab.schedules import METRIC_DRIVEN, SCHEDULER_TYPES
-from steplab.setup import setup_from_mapping
+from steplab.teaching import lr_curve
+from steplab.trainer import geometry
+from steplab.trainer.events import events
+from steplab.trainer.plan import make_plan
+from steplab.trainer.schedules import METRIC_DRIVEN, SCHEDULER_TYPES
+from steplab.trainer.setup import setup_from_mapping
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "app_pages" / "schedule.py")

@@ -1,4 +1,4 @@
-"""steplab.schedules against the real schedulers.
+"""steplab.trainer.schedules against the real schedulers.
 
 * 5.24 (installed): every curve equals `transformers.get_scheduler(...)` stepped step by step, and
   every refusal equals the exception the real call raises.
@@ -32,8 +32,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from wheels import wheel
 
-from steplab import schedules as S
 from steplab.errors import SetupError, TrainerRefusal
+from steplab.trainer import schedules as S
 
 OLD_RELEASES = {"hf-4.57": "4.57.6", "hf-4.51": "4.51.3", "hf-4.46": "4.46.3"}
 LR = 2e-4
@@ -576,7 +576,7 @@ def test_metric_driven_and_unknown_inputs():
 
 
 def test_importing_schedules_stays_light():
-    code = ("import sys, steplab.schedules; "
+    code = ("import sys, steplab.trainer.schedules; "
             "print(sorted(m for m in ('torch', 'transformers', 'streamlit') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1])

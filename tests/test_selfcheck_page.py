@@ -8,8 +8,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from steplab.i18n import catalogue
-from steplab.progress import Progress, from_code, to_code
 from steplab.teaching import quiz
+from steplab.teaching.progress import Progress, from_code, to_code
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "app_pages" / "selfcheck.py")

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from steplab.errors import SetupError
-from steplab.setup import DEFAULTS, FIELD_NAMES, setup_from_mapping
+from steplab.trainer.setup import DEFAULTS, FIELD_NAMES, setup_from_mapping
 
 
 def test_defaults_are_the_trainers():
@@ -77,7 +77,7 @@ def test_any_input_either_validates_or_names_a_field(values):
 
 
 def test_one_parse_reports_every_bad_field_and_keeps_the_rest():
-    from steplab.setup import parse_setup
+    from steplab.trainer.setup import parse_setup
 
     parsed = parse_setup({"num_samples": "1000", "gradient_accumulation_steps": 0, "trainer": "hf-9",
                           "num_train_epochs": 2, "evaluation_strategy": "steps", "colour": "red"})
@@ -101,7 +101,7 @@ def test_one_parse_reports_every_bad_field_and_keeps_the_rest():
 ])
 def test_names_and_values_the_trainer_refuses_are_refused_in_its_words(values, error_type, message):
     from steplab.errors import TrainerRefusal
-    from steplab.plan import make_plan
+    from steplab.trainer.plan import make_plan
 
     setup, _ = setup_from_mapping({"num_samples": 100, **values})
     with pytest.raises(TrainerRefusal) as refused:
@@ -110,7 +110,7 @@ def test_names_and_values_the_trainer_refuses_are_refused_in_its_words(values, e
 
 
 def test_greedy_with_evaluation_plans_its_steps_but_draws_no_curve():
-    from steplab.plan import make_plan
+    from steplab.trainer.plan import make_plan
 
     plan = make_plan(setup_from_mapping({"num_samples": 100, "lr_scheduler_type": "greedy", "eval_strategy": "steps",
                                          "eval_steps": 5})[0])

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import LOCALES, fmt_lr, zh_typography
-from steplab.plan import Plan, make_plan
-from steplab.profiles import PROFILES
-from steplab.setup import setup_from_mapping
-from steplab.timeline import CHAPTER, WHOLE_RUN, _Run, build_timeline, narration, totals
+from steplab.teaching.timeline import CHAPTER, WHOLE_RUN, _Run, build_timeline, narration, totals
+from steplab.trainer.plan import Plan, make_plan
+from steplab.trainer.profiles import PROFILES
+from steplab.trainer.setup import setup_from_mapping
 
 COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
           "num_train_epochs": 3}

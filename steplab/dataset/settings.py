@@ -8,7 +8,7 @@ from typing import Any
 
 from steplab.dataset.catalog import dataset_names
 from steplab.errors import SetupError
-from steplab.fields import DATA_FIELDS
+from steplab.trainer.fields import DATA_FIELDS
 
 STAGES = {"sft": "supervised", "pt": "pretrain", "rm": "pairwise", "dpo": "pairwise"}
 """Training stages the dataset stage models, and the LLaMA-Factory processor each one runs."""
@@ -70,7 +70,7 @@ class DataSettings:
 
 def data_settings(values: Mapping[str, Any]) -> DataSettings:
     """The dataset settings of a YAML mapping; a bad value raises `SetupError` naming the field."""
-    from steplab.setup import check_field  # lazily: setup imports the schedules and profiles
+    from steplab.trainer.setup import check_field  # lazily: setup imports the schedules and profiles
 
     checked: dict[str, Any] = {}
     for name, field in DATA_FIELDS.items():

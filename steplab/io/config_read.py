@@ -1,7 +1,7 @@
 """A LLaMA-Factory or Hugging Face training YAML read into the values of a StepLab setup.
 
 `read_config` turns YAML text (untrusted: read by `steplab.io.safe_yaml`) into the values
-`steplab.setup.setup_from_mapping` takes, lists the keys it used and those it ignored, and works out the
+`steplab.trainer.setup.setup_from_mapping` takes, lists the keys it used and those it ignored, and works out the
 training sample count N from LLaMA-Factory's data keys when the row counts are known, through the dataset
 stage (`steplab.dataset`), the one home of those rules. It writes no prose: notes are `Message`s.
 """
@@ -18,10 +18,10 @@ from steplab.dataset.funnel import Funnel
 from steplab.dataset.load import funnel_from_rows
 from steplab.dataset.settings import data_settings
 from steplab.errors import InputError
-from steplab.fields import TRAINING_ARGUMENT_FIELDS
 from steplab.i18n import Message, msg
 from steplab.io.safe_yaml import ConfigError, decode, load
-from steplab.setup import DEFAULTS
+from steplab.trainer.fields import TRAINING_ARGUMENT_FIELDS
+from steplab.trainer.setup import DEFAULTS
 
 ALIASES = {"evaluation_strategy": "eval_strategy"}
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import yaml
 
-from steplab.fields import STEPLAB_ONLY, TRAINING_ARGUMENT_FIELDS
 from steplab.i18n import t
-from steplab.profiles import PROFILES
-from steplab.setup import DEFAULTS, setup_from_mapping
+from steplab.trainer.fields import STEPLAB_ONLY, TRAINING_ARGUMENT_FIELDS
+from steplab.trainer.profiles import PROFILES
+from steplab.trainer.setup import DEFAULTS, setup_from_mapping
 
 CORE_FIELDS = (
     "per_device_train_batch_size",

@@ -50,9 +50,9 @@ class V100Run:
 
 
 def _chapter_runs() -> tuple[V100Run, ...]:
-    """The chapter's V100 runs from `steplab.measurements` (the project's one copy of measured figures),
+    """The chapter's V100 runs from `steplab.teaching.measurements` (the project's one copy of measured figures),
     largest micro-batch first."""
-    from steplab.measurements import measurements
+    from steplab.teaching.measurements import measurements
 
     runs = [V100Run(m["per_device_train_batch_size"], m["gradient_accumulation_steps"], m["peak_memory_gib"],
                     m["seconds"], m["steps"]) for name, m in measurements().items() if name.startswith("v100_")]

@@ -117,11 +117,11 @@ class Checkpoint:
 
 
 def setup_checkpoints(plan, steps_per_epoch: int, total_steps: int, limit: int = 10_000) -> list[Checkpoint]:
-    """The checkpoints the shared setup's plan saves (`steplab.events.events(plan, "save")`), moved onto a
+    """The checkpoints the shared setup's plan saves (`steplab.trainer.events.events(plan, "save")`), moved onto a
     run with `steps_per_epoch` steps per epoch: setup step s sits at epoch s / (updates per epoch of the
     plan), which is lab step round(epoch × steps_per_epoch). Steps past the lab run are left out; two
     setup checkpoints that land on the same lab step are shown once (the first)."""
-    from steplab.events import events
+    from steplab.trainer.events import events
 
     per_epoch = plan.num_update_steps_per_epoch
     if per_epoch <= 0:

@@ -7,8 +7,8 @@ import math
 from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from steplab.plan import make_plan
-from steplab.setup import setup_from_mapping
+from steplab.trainer.plan import make_plan
+from steplab.trainer.setup import setup_from_mapping
 
 TIMEOUT_MS = 60_000
 HEIGHT = 900  # the browser window of the screenshot tests

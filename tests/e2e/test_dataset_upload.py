@@ -12,8 +12,8 @@ from playwright.sync_api import Browser, expect
 
 from steplab.dataset.load import funnel_from_files
 from steplab.i18n import fmt_int, t
-from steplab.plan import make_plan
-from steplab.setup import setup_from_mapping
+from steplab.trainer.plan import make_plan
+from steplab.trainer.setup import setup_from_mapping
 
 from .conftest import CHROMIUM, SCREENSHOTS, SKIP_REASON, StreamlitServer
 from .streamlit_page import (

@@ -12,10 +12,11 @@ import pytest
 from playwright.sync_api import BrowserContext, Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from steplab import geometry, lr_curve
 from steplab.i18n import t
-from steplab.plan import make_plan
-from steplab.setup import setup_from_mapping
+from steplab.teaching import lr_curve
+from steplab.trainer import geometry
+from steplab.trainer.plan import make_plan
+from steplab.trainer.setup import setup_from_mapping
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import (

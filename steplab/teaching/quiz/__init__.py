@@ -3,7 +3,7 @@
 Three kinds of question:
 
 * `numeric` — a setup (a preset and/or field values) with some fields drawn from `params` lists by the seed;
-  the answer is a named quantity (`steplab.quantities`) of the engine's plan, never a stored literal.
+  the answer is a named quantity (`steplab.trainer.quantities`) of the engine's plan, never a stored literal.
 * `choice` — options with `correct: true` on the right ones and an `explanation`.
 * `sliders` — the learner sets some fields (`controls`) so that `target` holds; graded by planning
   the learner's setup with the engine.

@@ -13,9 +13,7 @@ import yaml
 
 from steplab.errors import SetupError
 from steplab.i18n import LANGUAGES, Text
-from steplab.presets import presets
-from steplab.quantities import is_quantity
-from steplab.setup import FIELD_NAMES, TrainingSetup, setup_from_mapping
+from steplab.teaching.presets import presets
 from steplab.teaching.quiz.generate import generate
 from steplab.teaching.quiz.schema import (
     BANK_FILE,
@@ -33,6 +31,8 @@ from steplab.teaching.quiz.schema import (
     placeholder_names,
     plan_values,
 )
+from steplab.trainer.quantities import is_quantity
+from steplab.trainer.setup import FIELD_NAMES, TrainingSetup, setup_from_mapping
 
 # --------------------------------------------------------------------------- loading and validation
 

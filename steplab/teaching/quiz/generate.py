@@ -11,12 +11,8 @@ from typing import Any
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import Text, fill
-from steplab.measurements import measurements
-from steplab.plan import Plan, make_plan
-from steplab.presets import presets
-from steplab.profiles import PROFILES
-from steplab.quantities import quantity
-from steplab.setup import TrainingSetup
+from steplab.teaching.measurements import measurements
+from steplab.teaching.presets import presets
 from steplab.teaching.quiz.schema import (
     Control,
     Question,
@@ -27,6 +23,10 @@ from steplab.teaching.quiz.schema import (
     plan_values,
     tidy,
 )
+from steplab.trainer.plan import Plan, make_plan
+from steplab.trainer.profiles import PROFILES
+from steplab.trainer.quantities import quantity
+from steplab.trainer.setup import TrainingSetup
 
 # --------------------------------------------------------------------------- generation
 

@@ -9,10 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.explain import Line, explain
 from steplab.i18n import Message, msg
-from steplab.plan import Plan, make_plan
-from steplab.quantities import quantity
+from steplab.teaching.explain import Line, explain
 from steplab.teaching.quiz.schema import (
     MAX_RESPONSE_CHARS,
     WORKED_FOR,
@@ -23,6 +21,8 @@ from steplab.teaching.quiz.schema import (
     said,
     tidy,
 )
+from steplab.trainer.plan import Plan, make_plan
+from steplab.trainer.quantities import quantity
 
 # --------------------------------------------------------------------------- grading
 

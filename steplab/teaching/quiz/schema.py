@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.explain import Line
 from steplab.i18n import PLACEHOLDER, Joined, Message, Text, joined, msg
-from steplab.lessons import lesson_numbers
-from steplab.plan import Plan, make_plan
-from steplab.quantities import PLAN_QUANTITIES, quantity
-from steplab.setup import FIELD_NAMES, TrainingSetup, setup_from_mapping
+from steplab.teaching.explain import Line
+from steplab.teaching.lessons import lesson_numbers
+from steplab.trainer.plan import Plan, make_plan
+from steplab.trainer.quantities import PLAN_QUANTITIES, quantity
+from steplab.trainer.setup import FIELD_NAMES, TrainingSetup, setup_from_mapping
 
 BANK_FILE = Path(__file__).resolve().parents[3] / "lessons" / "questions.yaml"
 KINDS = ("numeric", "choice", "sliders")
@@ -231,7 +231,7 @@ def quantity_label(name: str) -> Message | Joined:
 
 
 def said(text: Message | Joined | Text) -> Message | Joined:
-    """A sentence as a value of another message: a `Message` as it is, a `Text` (a label `steplab.quantities`
+    """A sentence as a value of another message: a `Message` as it is, a `Text` (a label `steplab.trainer.quantities`
     still writes that way) wrapped so that `fill` says it in the same language."""
     return text if isinstance(text, Message | Joined) else joined([text])  # type: ignore[list-item]
 

@@ -1,7 +1,7 @@
 """Run geometry: where update k sits (epoch, micro-batch), how many samples have gone through by then, where
 epochs end. One home for these rules; the plan, the learning-rate curve and the animation's frames read them.
 
-Everything works on the plan's compact segments (`steplab.run`): a cycle of a few epochs repeated, never a
+Everything works on the plan's compact segments (`steplab.trainer.run`): a cycle of a few epochs repeated, never a
 loop over updates, so 10^9 samples stay instant; the update-level functions are vectorised over numpy arrays.
 """
 
@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from steplab import run
+from steplab.trainer import run
 
 if TYPE_CHECKING:
-    from steplab.plan import Plan
+    from steplab.trainer.plan import Plan
 
 LINE_CAP = 200  # epoch boundaries listed at most by `epoch_boundaries` (every n-th epoch beyond that)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from steplab.arguments import warmup_ratio_in_use
-from steplab.events import events, interval, rhythm
 from steplab.i18n import Message, fmt_float, fmt_int, msg
-from steplab.plan import Plan
+from steplab.trainer.arguments import warmup_ratio_in_use
+from steplab.trainer.events import events, interval, rhythm
+from steplab.trainer.plan import Plan
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The learning-rate curve of a plan, ready to draw: the LR every update uses, downsampled without losing its shape.
 
-Update k uses `learning_rate · λ(k − 1)` (see `steplab.schedules`). A plan runs `optimizer_steps` updates (R)
+Update k uses `learning_rate · λ(k − 1)` (see `steplab.trainer.schedules`). A plan runs `optimizer_steps` updates (R)
 against a schedule horizon of `max_steps` (T); in 4.47–4.51 (and some 4.46 edge cases) R < T, so the curve
 has two parts: the updates that really run, and the planned rest that never does.
 
@@ -28,14 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from steplab import schedules
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.events import events
-from steplab.geometry import epoch_boundaries, epochs_and_samples, steps_after_epochs
 from steplab.i18n import Message, fmt_float, fmt_lr, msg
 from steplab.io.config_write import write_config
-from steplab.plan import Plan, make_plan
-from steplab.setup import TrainingSetup
+from steplab.trainer import schedules
+from steplab.trainer.events import events
+from steplab.trainer.geometry import epoch_boundaries, epochs_and_samples, steps_after_epochs
+from steplab.trainer.plan import Plan, make_plan
+from steplab.trainer.setup import TrainingSetup
 
 CAP = 2000  # points per trace sent to the browser
 EXACT_LIMIT = 2_000_000  # up to this many updates every one is evaluated; beyond, an even grid of this many
@@ -370,7 +370,7 @@ def torch_snippet(plan: Plan, lang: str = "en") -> str:
     try:
         source = textwrap.dedent(inspect.getsource(function))
     except (OSError, TypeError):  # no source (a frozen build): use the engine itself
-        lines = [*header, "from steplab.schedules import torch_scheduler", "", *_optimizer_lines(plan, lang),
+        lines = [*header, "from steplab.trainer.schedules import torch_scheduler", "", *_optimizer_lines(plan, lang),
                  f"scheduler = torch_scheduler(optimizer, {setup.lr_scheduler_type!r}, "
                  f"warmup_steps={plan.warmup_steps}, total_steps={plan.max_steps}, "
                  f"kwargs={setup.scheduler_kwargs!r}, profile={plan.profile.id!r})"]

@@ -20,11 +20,11 @@ import orjson
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import t
-from steplab.plan import Plan, make_plan
-from steplab.profiles import PROFILES
-from steplab.record import plan_record
-from steplab.setup import setup_from_mapping
-from steplab.warnings import plan_warnings
+from steplab.teaching.warnings import plan_warnings
+from steplab.trainer.plan import Plan, make_plan
+from steplab.trainer.profiles import PROFILES
+from steplab.trainer.record import plan_record
+from steplab.trainer.setup import setup_from_mapping
 
 MAX_LISTED_RATES = 10_000_000
 

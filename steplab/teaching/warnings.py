@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from steplab.events import events, interval
 from steplab.i18n import Message, fmt_float, msg
-from steplab.plan import Plan
-from steplab.profiles import PROFILES
+from steplab.trainer.events import events, interval
+from steplab.trainer.plan import Plan
+from steplab.trainer.profiles import PROFILES
 
 
 def _releases(profile_id: str) -> tuple[str, str]:

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from steplab.i18n import Message, msg
-from steplab.setup import TrainingSetup, setup_from_mapping
+from steplab.trainer.setup import TrainingSetup, setup_from_mapping
 
 PRESETS_FILE = Path(__file__).with_name("presets.yaml")
 

@@ -9,13 +9,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from steplab import geometry, run
-from steplab.arguments import check_arguments, warmup_steps
-from steplab.dataloader import EpochData, ceil_div, hf_epoch, lightning_epoch
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.profiles import TrainerProfile, get_profile
-from steplab.schedules import METRIC_DRIVEN, check_scheduler, known_schedulers, learning_rates
-from steplab.setup import TrainingSetup
+from steplab.trainer import geometry, run
+from steplab.trainer.arguments import check_arguments, warmup_steps
+from steplab.trainer.dataloader import EpochData, ceil_div, hf_epoch, lightning_epoch
+from steplab.trainer.profiles import TrainerProfile, get_profile
+from steplab.trainer.schedules import METRIC_DRIVEN, check_scheduler, known_schedulers, learning_rates
+from steplab.trainer.setup import TrainingSetup
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steplab.errors import InputError
-from steplab.lessons import lesson_numbers
+from steplab.teaching.lessons import lesson_numbers
 
 VERSION = 1
 PREFIX = "SL"

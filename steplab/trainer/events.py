@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from steplab.arguments import effective_interval_setting, interval_steps
 from steplab.i18n import Message, fmt_float, msg
-from steplab.plan import Plan
+from steplab.trainer.arguments import effective_interval_setting, interval_steps
+from steplab.trainer.plan import Plan
 
 KINDS = ("eval", "save", "log")
 

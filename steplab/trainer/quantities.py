@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from steplab.events import events, interval
 from steplab.i18n import Message, fmt_number, msg
-from steplab.plan import Plan
+from steplab.trainer.events import events, interval
+from steplab.trainer.plan import Plan
 
 PLAN_QUANTITIES: dict[str, tuple[Message, Callable[[Plan], Any]]] = {
     "micro_batches_per_epoch": (msg("quantity.micro_batches_per_epoch"), lambda p: p.micro_batches_per_epoch),
@@ -67,7 +67,7 @@ def quantity(plan: Plan, name: str) -> Any:
 
 
 def is_quantity(name: str) -> bool:
-    from steplab.setup import FIELD_NAMES
+    from steplab.trainer.setup import FIELD_NAMES
 
     return name in PLAN_QUANTITIES or name in FIELD_NAMES
 

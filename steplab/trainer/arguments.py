@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.fields import FIELDS
-from steplab.profiles import TrainerProfile
-from steplab.setup import TrainingSetup
+from steplab.trainer.fields import FIELDS
+from steplab.trainer.profiles import TrainerProfile
+from steplab.trainer.setup import TrainingSetup
 
 ENUM_NAMES = {"no": "IntervalStrategy.NO", "steps": "IntervalStrategy.STEPS", "epoch": "IntervalStrategy.EPOCH"}
 
@@ -42,7 +42,10 @@ def check_arguments(setup: TrainingSetup, profile: TrainerProfile) -> None:
         value = effective_interval_setting(setup, kind)
         if getattr(setup, f"{kind}_strategy") == "steps" and value is not None and value > 1 and value != int(value):
             raise TrainerRefusal("ValueError", f"--{kind}_steps must be an integer if bigger than 1: {value}", f"{kind}_steps")
-    from steplab.schedules import METRIC_DRIVEN, known_schedulers  # lazily: schedules imports the setup
+    from steplab.trainer.schedules import (  # lazily: schedules imports the setup
+        METRIC_DRIVEN,
+        known_schedulers,
+    )
 
     name = setup.lr_scheduler_type
     if name in METRIC_DRIVEN and name in known_schedulers(profile.id) and setup.eval_strategy == "no":

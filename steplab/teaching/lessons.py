@@ -35,15 +35,15 @@ from steplab.dataset.settings import data_settings
 from steplab.errors import InputError, SetupError, TrainerRefusal
 from steplab.i18n import LANGUAGES, Text, fill
 from steplab.io.config_read import read_config
-from steplab.measurements import measurements
-from steplab.plan import Plan, make_plan
-from steplab.presets import presets
-from steplab.profiles import PROFILES
-from steplab.quantities import is_quantity, quantity
-from steplab.rl_pipeline import RlvrSetup, rlvr_quantities
-from steplab.setup import TrainingSetup, setup_from_mapping
+from steplab.teaching.measurements import measurements
+from steplab.teaching.presets import presets
+from steplab.teaching.rl_pipeline import RlvrSetup, rlvr_quantities
+from steplab.trainer.plan import Plan, make_plan
+from steplab.trainer.profiles import PROFILES
+from steplab.trainer.quantities import is_quantity, quantity
+from steplab.trainer.setup import TrainingSetup, setup_from_mapping
 
-LESSONS_DIR = Path(__file__).resolve().parents[1] / "lessons"
+LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
 WIDGETS = ("calculator", "compare", "schedule", "animation", "lab")
 LABS = ("accumulation", "token_weighting", "overfitting", "memory")
 BLOCK_KEYS = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from steplab.i18n import msg
-from steplab.plan import Plan
+from steplab.trainer.plan import Plan
 
 PARAMETERS_NOTE = msg("logblock.parameters")  # a count StepLab cannot know
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from steplab.errors import SetupError
-from steplab.events import events
-from steplab.plan import Plan
+from steplab.trainer.events import events
+from steplab.trainer.plan import Plan
 
 # Event steps a record lists at most (a run of 10^12 samples would list billions of checkpoints).
 MAX_LISTED_EVENTS = 1_000_000

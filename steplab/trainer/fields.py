@@ -3,7 +3,7 @@
 `FIELDS` are the setup the Trainer plans (sidebar, URL, YAML, CLI `--set`); `DATA_FIELDS` are LLaMA-Factory's
 data settings the dataset stage reads from a YAML (`steplab.dataset.settings`), checked by the same rules.
 
-The validator (`steplab.setup`), the URL check and the controls of the sidebar and of the compare page
+The validator (`steplab.trainer.setup`), the URL check and the controls of the sidebar and of the compare page
 (`steplab_ui`), the YAML reader and writer (`steplab.io`) and the CLI's `--set` all read this table, so a value
 one of them accepts, every other accepts too.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from steplab.profiles import PROFILES
-from steplab.schedules import SCHEDULER_NAMES
+from steplab.trainer.profiles import PROFILES
+from steplab.trainer.schedules import SCHEDULER_NAMES
 
 Kind = Literal["int", "float", "interval", "choice", "bool", "kwargs", "limit"]
 

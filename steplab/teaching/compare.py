@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.events import events, interval, rhythm
 from steplab.i18n import Message, fmt_float, fmt_int, msg
-from steplab.plan import Plan, make_plan
-from steplab.setup import setup_from_mapping
+from steplab.trainer.events import events, interval, rhythm
+from steplab.trainer.plan import Plan, make_plan
+from steplab.trainer.setup import setup_from_mapping
 
 COMPARE_FIELDS = ("num_samples", "per_device_train_batch_size", "gradient_accumulation_steps", "world_size",
                   "num_train_epochs", "eval_steps", "trainer")

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from steplab import run
-from steplab.geometry import samples_in_epoch
 from steplab.i18n import Message, fmt_lr, joined, msg
-from steplab.plan import Plan
+from steplab.trainer import run
+from steplab.trainer.geometry import samples_in_epoch
+from steplab.trainer.plan import Plan
 
 MAX_LANES = 8  # GPU lanes drawn; more are summarised in one row
 WHOLE_RUN = 96  # runs with at most this many micro-batch rounds are shown whole

@@ -8,7 +8,15 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from steplab.errors import SetupError
-from steplab.fields import FIELD_NAMES, FIELDS, MAX_SAMPLES, MAX_STEPS_LIMIT, PROFILE_IDS, STRATEGIES, Field
+from steplab.trainer.fields import (
+    FIELD_NAMES,
+    FIELDS,
+    MAX_SAMPLES,
+    MAX_STEPS_LIMIT,
+    PROFILE_IDS,
+    STRATEGIES,
+    Field,
+)
 
 __all__ = ["DEFAULTS", "FIELD_NAMES", "MAX_SAMPLES", "MAX_STEPS_LIMIT", "PROFILE_IDS", "STRATEGIES", "Parsed",
            "TrainingSetup", "parse_setup", "setup_from_mapping"]
@@ -22,7 +30,7 @@ def _default(name: str) -> Any:
 class TrainingSetup:
     """One training run as the Trainer sees it, plus StepLab's own `num_samples`, `world_size` and `trainer`.
 
-    Fields, kinds, ranges and defaults come from `steplab.fields.FIELDS` (the Trainer's defaults, except
+    Fields, kinds, ranges and defaults come from `steplab.trainer.fields.FIELDS` (the Trainer's defaults, except
     `num_samples`, which the Trainer reads from the dataset).
     """
 
