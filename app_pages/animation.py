@@ -15,8 +15,8 @@ from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import t
 from steplab.teaching.timeline import Timeline, build_timeline, totals
 from steplab_ui import animation_view as view
-from steplab_ui import layout
 from steplab_ui.animation_html import export_html
+from steplab_ui.page import page
 from steplab_ui.player import SPEEDS, Player
 
 FRAME = "frame"  # the scrubber: 1-based window position, bound to ?frame=
@@ -114,7 +114,7 @@ def comparison(trainer: str, lang: str) -> None:
 
 
 title, switch = st.columns([4, 1], vertical_alignment="center")  # the title row first, the URL notices below it
-context = layout.page(None)  # the shell and the URL notices; the title is written here, beside the toggle
+context = page(None)  # the shell and the URL notices; the title is written here, beside the toggle
 lang = context.lang
 presenter = switch.toggle(t(lang, "anim.presenter"), key=PRESENTER, bind="query-params",
                           help=t(lang, "anim.presenter_help"))

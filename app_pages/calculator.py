@@ -4,9 +4,9 @@ import streamlit as st
 
 from steplab.i18n import t
 from steplab_ui import calculator_view as view
-from steplab_ui import layout
+from steplab_ui.page import page
 
-context = layout.page("calculator")
+context = page("calculator")
 lang = context.lang
 plan = context.plan()
 

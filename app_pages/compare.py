@@ -7,12 +7,13 @@ from steplab.teaching.compare import COMPARE_FIELDS
 from steplab.teaching.presets import presets
 from steplab.trainer.fields import FIELDS
 from steplab.trainer.profiles import PROFILES
-from steplab_ui import compare_view, layout, state
+from steplab_ui import compare_view, state
+from steplab_ui.page import page
 
 CHAPTER = ("course_default", "course_batch2_acc8", "course_batch2_acc16")
 CURRENT = "__current__"
 
-context = layout.page("compare")
+context = page("compare")
 setup, error, lang = context.setup, context.error, context.lang
 
 

@@ -16,8 +16,9 @@ from steplab.trainer.fields import FIELDS
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import TrainingSetup, setup_from_mapping
 from steplab_ui import funnel_view, layout, state
+from steplab_ui.page import page
 
-context = layout.page("config")
+context = page("config")
 setup, error, lang = context.setup, context.error, context.lang
 
 RESULT = "_config_import"

@@ -5,8 +5,9 @@ import streamlit as st
 from steplab.i18n import fmt_int, t
 from steplab.trainer.profiles import PROFILES
 from steplab_ui import layout, navigation
+from steplab_ui.page import page
 
-context = layout.page("home")
+context = page("home")
 lang = context.lang
 plan = context.plan()
 if plan is not None:

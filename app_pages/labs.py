@@ -16,6 +16,7 @@ from steplab.i18n import fmt_float, fmt_int, fmt_lr, t
 from steplab.labs import TOLERANCE  # a constant: steplab.labs itself never imports torch
 from steplab_ui import layout
 from steplab_ui.layout import COLOURS
+from steplab_ui.page import page
 
 LABS = ("a", "b", "c", "d")
 CHART_CONFIG = {"displaylogo": False}
@@ -435,7 +436,7 @@ def lab_d(lang: str) -> None:
 
 # --- the page ------------------------------------------------------------------------------------------
 
-context = layout.page("labs")
+context = page("labs")
 setup, error, lang = context.setup, context.error, context.lang
 
 raw_lab = st.query_params.get("lab")

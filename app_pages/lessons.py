@@ -4,9 +4,10 @@ import streamlit as st
 
 from steplab.i18n import t
 from steplab.teaching.lessons import LessonError, load_lessons
-from steplab_ui import layout, lesson_view, quiz_view
+from steplab_ui import lesson_view, quiz_view
+from steplab_ui.page import page
 
-lang = layout.page(None).lang  # the lesson writes its own title
+lang = page(None).lang  # the lesson writes its own title
 
 try:
     lessons = {lesson.id: lesson for lesson in load_lessons()}

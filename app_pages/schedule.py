@@ -13,6 +13,7 @@ from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.schedules import METRIC_DRIVEN, SCHEDULER_TYPES, scheduler_kwargs
 from steplab.trainer.setup import TrainingSetup
 from steplab_ui import layout, schedule_chart, state
+from steplab_ui.page import page
 
 # How each scheduler argument is edited: (number format, step) or the options of a choice.
 NUMBER_KWARGS = {
@@ -24,7 +25,7 @@ CHOICE_KWARGS = {"warmup_type": lr_curve.WSD_SHAPES, "decay_type": lr_curve.WSD_
 NOTICE = "sched_notice"
 OVERLAYS = 3
 
-context = layout.page("schedule")
+context = page("schedule")
 setup, error, lang = context.setup, context.error, context.lang
 
 

@@ -1,5 +1,5 @@
 import sys
 
-from steplab.io.cli import main
+from steplab.cli import main
 
 sys.exit(main())

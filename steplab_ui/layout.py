@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import streamlit as st
 
 from steplab.errors import SetupError, TrainerRefusal
@@ -82,34 +80,6 @@ def readability_fixes() -> None:
 def header(lang: str, page: str) -> None:
     st.title(t(lang, f"page.{page}.title"))
     st.caption(t(lang, f"page.{page}.intro"))
-
-
-@dataclass(frozen=True)
-class PageContext:
-    """What every page starts from: the language and the shared setup (or the reason there is none)."""
-
-    lang: str
-    setup: TrainingSetup | None
-    error: SetupError | None
-
-    def plan(self) -> Plan | None:
-        """The shared setup's plan, or None after a clear message (`plan_or_message`)."""
-        return plan_or_message(self.setup, self.error, self.lang)
-
-
-def page(name: str | None) -> PageContext:
-    """Every page's preamble, the same through the router or run alone: the shell, the title, the URL notices.
-
-    `name` picks the title and intro (`page.<name>.title`); None for a page that writes its own title.
-    """
-    from steplab_ui import state  # state draws the shell with this module's chrome
-
-    setup, error = state.shared_setup()
-    lang = state.language()
-    if name is not None:
-        header(lang, name)
-    state.show_url_notices(lang)
-    return PageContext(lang, setup, error)
 
 
 def show_setup_error(error: SetupError, lang: str) -> None:

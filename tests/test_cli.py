@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from golden import EXAMPLES
 
-from steplab.io.cli import main
+from steplab.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = {"max_steps", "optimizer_steps", "num_update_steps_per_epoch", "micro_batches_per_epoch",

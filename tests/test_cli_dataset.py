@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from steplab.io.cli import main
+from steplab.cli import main
 
 RUNS = Path(__file__).parent / "data" / "llamafactory-runs"
 REAL = {run["case"]: run["real"] for run in json.loads((RUNS / "real-runs.json").read_text())["runs"]}

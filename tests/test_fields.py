@@ -10,9 +10,9 @@ import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
 
+from steplab.cli import main
 from steplab.errors import SetupError
 from steplab.i18n import catalogue, fmt_int, t
-from steplab.io.cli import main
 from steplab.io.config_read import read_config
 from steplab.io.safe_yaml import ConfigError
 from steplab.trainer.fields import FIELDS

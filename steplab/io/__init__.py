@@ -1,1 +1,1 @@
-"""Input and output: YAML configs in and out (read safely), the command line, the Trainer's log block."""
+"""Input and output: YAML configs read safely and written back, and the Trainer's log block."""

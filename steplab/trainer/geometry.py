@@ -10,14 +10,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from steplab.trainer import run
+from steplab.trainer.dataloader import EpochData
+from steplab.trainer.setup import TrainingSetup
 
-if TYPE_CHECKING:
-    from steplab.trainer.plan import Plan
+
+class Plan(Protocol):
+    """What the geometry reads of a plan (`steplab.trainer.plan.Plan` has it; the plan itself is built on this module)."""
+
+    setup: TrainingSetup
+    epoch: EpochData
+    max_steps: int
+    fetched_per_epoch: int
+    segments: tuple[run.Segment, ...]
+
+    @property
+    def epochs_run(self) -> int: ...
+
+    @property
+    def optimizer_steps(self) -> int: ...
 
 LINE_CAP = 200  # epoch boundaries listed at most by `epoch_boundaries` (every n-th epoch beyond that)
 
