@@ -1,263 +1,33 @@
 """Learning-rate schedule: the LR every update of the shared setup uses, every scheduler, overlays, export."""
 
-import json
-from functools import partial
-
 import streamlit as st
 
-from steplab.errors import SetupError, TrainerRefusal
-from steplab.i18n import fmt_int, fmt_lr, t
+from steplab.i18n import t
 from steplab.teaching import lr_curve
-from steplab.trainer.events import events
-from steplab.trainer.plan import Plan, make_plan
-from steplab.trainer.schedules import METRIC_DRIVEN, SCHEDULER_TYPES, scheduler_kwargs
-from steplab.trainer.setup import TrainingSetup
-from steplab_ui import layout, schedule_chart, state
+from steplab_ui import schedule_chart
+from steplab_ui import schedule_view as view
 from steplab_ui.page import page
 
-# How each scheduler argument is edited: (number format, step) or the options of a choice.
-NUMBER_KWARGS = {
-    "num_cycles": ("%g", 0.5), "power": ("%g", 0.5), "lr_end": ("%.2e", 1e-7), "min_lr": ("%.2e", 1e-6),
-    "min_lr_rate": ("%g", 0.05), "num_stable_steps": ("%g", 1.0), "num_decay_steps": ("%g", 1.0),
-    "min_lr_ratio": ("%g", 0.05), "timescale": ("%g", 100.0), "warmup_lr_rate": ("%g", 0.05),
-}
-CHOICE_KWARGS = {"warmup_type": lr_curve.WSD_SHAPES, "decay_type": lr_curve.WSD_SHAPES}
-NOTICE = "sched_notice"
-OVERLAYS = 3
-
 context = page("schedule")
-setup, error, lang = context.setup, context.error, context.lang
-
-
-# ---- scheduler and its arguments: page controls that edit the shared setup -----------------------------------
-
-
-def _apply(current: TrainingSetup, **changes) -> None:
-    state.apply_values({**current.to_dict(), **changes})
-
-
-def type_changed(current: TrainingSetup) -> None:
-    name = st.session_state["sched_type"]
-    if name is None:  # cleared: the next run shows the setup's scheduler again
-        return
-    warmup, total = lr_curve.horizon(current) or (0, 0)
-    kwargs, removed, added = lr_curve.adapt_kwargs(name, current.scheduler_kwargs, current.trainer, warmup, total)
-    _apply(current, lr_scheduler_type=name, lr_scheduler_kwargs=kwargs)
-    st.session_state[NOTICE] = (name, removed, added)
-
-
-def kwarg_changed(current: TrainingSetup, key: str) -> None:
-    kwargs = lr_curve.set_kwarg(current.scheduler_kwargs, key, st.session_state[f"sched_kw_{key}"])
-    _apply(current, lr_scheduler_kwargs=kwargs)
-
-
-def _shown(key: str, value: object) -> object:
-    """A kwarg's value as its widget holds it (None: unset, or nothing the widget can show)."""
-    if key in CHOICE_KWARGS:
-        return value if value in CHOICE_KWARGS[key] else None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    return None
-
-
-def _default_text(value: object) -> str:
-    if value is None:
-        return t(lang, "schedule.unset")
-    return t(lang, "schedule.default", value=value)
-
-
-def scheduler_controls(current: TrainingSetup) -> None:
-    name, profile = current.lr_scheduler_type, current.trainer
-    kwargs = current.scheduler_kwargs
-    accepted = lr_curve.accepted_kwargs(name, profile) if name in SCHEDULER_TYPES else {}
-    st.session_state["sched_type"] = name
-    for key in accepted:
-        st.session_state[f"sched_kw_{key}"] = _shown(key, kwargs.get(key))
-    with st.container(border=True):
-        columns = st.columns([1.4, 1, 1, 1])
-        with columns[0]:
-            st.selectbox(t(lang, "schedule.field.type"), list(SCHEDULER_TYPES), index=None, key="sched_type",
-                         on_change=type_changed, args=(current,), help=t(lang, "help.lr_scheduler_type"))
-        for index, (key, default) in enumerate(accepted.items(), start=1):
-            with columns[index % 4]:
-                label, help_text = f"`{key}`", t(lang, f"schedule.kw.{key}")
-                common = {"key": f"sched_kw_{key}", "on_change": kwarg_changed, "args": (current, key),
-                          "help": help_text, "placeholder": _default_text(default)}
-                if key in CHOICE_KWARGS:
-                    st.selectbox(label, list(CHOICE_KWARGS[key]), index=None, **common)
-                else:
-                    number_format, step = NUMBER_KWARGS.get(key, ("%g", 1.0))
-                    st.number_input(label, value=None, step=step, format=number_format, **common)
-        notice = st.session_state.pop(NOTICE, None)
-        if notice and notice[0] == name:
-            _, removed, added = notice
-            if removed:
-                st.caption(t(lang, "schedule.switched_removed", name=name, keys=", ".join(f"`{k}`" for k in removed)))
-            if added:
-                st.caption(t(lang, "schedule.switched_added", name=name, keys=", ".join(f"`{k}`" for k in added)))
-        if name in METRIC_DRIVEN:
-            st.caption(t(lang, "schedule.kwargs_plateau"))
-        elif lr_curve.kwargs_dropped(name, profile):
-            st.caption(t(lang, "schedule.kwargs_dropped", name=name, trainer=profile))
-        elif not accepted:
-            st.caption(t(lang, "schedule.kwargs_none", name=name))
-        shown = f"`{json.dumps(kwargs)}`" if kwargs else t(lang, "schedule.kwargs_empty")
-        st.caption(t(lang, "schedule.kwargs_now", kwargs=shown))
-
-
-if setup is not None:
-    scheduler_controls(setup)
-plan = layout.plan_or_message(setup, error, lang)
-
-
-# ---- comparison overlays -----------------------------------------------------------------------------------------
-
-
-def _kind_label(kind: str) -> str:
-    return t(lang, f"schedule.kind.{kind}")
-
-
-def overlay_controls(base: Plan) -> list[schedule_chart.Overlay]:
-    st.subheader(t(lang, "schedule.compare"))
-    st.caption(t(lang, "schedule.compare_hint"))
-    profile = base.profile.id
-    names = lr_curve.overlay_schedulers(profile)
-    other = next((n for n in ("cosine", "linear", *names) if n != base.setup.lr_scheduler_type and n in names), None)
-    epochs = base.setup.num_train_epochs
-    overlays, problems = [], []
-    for index, column in enumerate(st.columns(OVERLAYS)):
-        with column:
-            kind = st.selectbox(t(lang, "schedule.overlay", n=index + 1), ["none", *lr_curve.OVERLAY_KINDS],
-                                format_func=_kind_label, key=f"sched_cmp_{index}_kind", help=t(lang, "schedule.kind_help"))
-            if kind == "scheduler":
-                value = st.selectbox(t(lang, "schedule.overlay_scheduler"), list(names), key=f"sched_cmp_{index}_scheduler",
-                                     index=names.index(other) if other in names else 0)
-            elif kind == "max_steps":
-                value = st.number_input(t(lang, "schedule.overlay_max_steps"), min_value=1, max_value=10**9,
-                                        value=max(1, 2 * base.max_steps), step=1, key=f"sched_cmp_{index}_max_steps")
-            elif kind == "epochs":
-                value = st.number_input(t(lang, "schedule.overlay_epochs"), min_value=0.01, max_value=1e6,
-                                        value=float(epochs * 2 if not base.setup.uses_max_steps else epochs),
-                                        step=0.5, format="%g", key=f"sched_cmp_{index}_epochs")
-            else:
-                continue
-            if value is None:
-                continue
-            try:
-                other_plan = make_plan(lr_curve.variant(base, kind, value))
-            except (TrainerRefusal, SetupError) as problem:
-                text = problem.message(lang) if isinstance(problem, SetupError) else f"{problem.error_type}: {problem.message}"
-                problems.append(t(lang, "schedule.overlay_refused", n=index + 1, message=text))
-                continue
-            name = lr_curve.variant_label(kind, value, other_plan).get(lang)
-            if other_plan.optimizer_steps < other_plan.max_steps:
-                name += t(lang, "schedule.overlay_stops", runs=fmt_int(other_plan.optimizer_steps))
-            overlays.append(schedule_chart.Overlay(name, lr_curve.curve(other_plan, schedule_chart.OVERLAY_CAP,
-                                                                         schedule_chart.OVERLAY_EXACT_LIMIT)))
-    for problem in problems:
-        st.warning(problem, icon=":material/block:")
-    return overlays
-
-
-# ---- notes next to the chart --------------------------------------------------------------------------------------
-
-
-def stop_note(result: lr_curve.Curve) -> None:
-    runs, total = result.plan.optimizer_steps, result.plan.max_steps
-    if runs < total:
-        st.warning(t(lang, "schedule.note_stops", trainer=result.plan.profile.matched, total=fmt_int(total),
-                     runs=fmt_int(runs)), icon=":material/content_cut:")
-
-
-def notes(result: lr_curve.Curve) -> None:
-    """Why update 1 runs at LR 0 with warmup, why `constant` ignores warmup, and what the logs print."""
-    name = result.plan.setup.lr_scheduler_type
-    left, right = st.columns(2, gap="large")
-    with left:
-        st.markdown(t(lang, "schedule.note_reading"))
-        if result.warmup and result.first == 0:
-            st.markdown(t(lang, "schedule.note_first_zero", warmup=fmt_int(result.warmup),
-                          peak=fmt_int(result.peak_step)))
-        else:
-            st.markdown(t(lang, "schedule.note_first_general"))
-            if name == "cosine_warmup_with_min_lr" and result.warmup and result.first is not None:
-                st.markdown(t(lang, "schedule.note_shifted", first=fmt_lr(result.first)))
-            elif name == "warmup_stable_decay" and result.warmup and result.first:
-                st.markdown(t(lang, "schedule.note_wsd_floor", first=fmt_lr(result.first)))
-    with right:
-        if name == "constant":
-            st.markdown(t(lang, "schedule.note_constant", warmup=fmt_int(result.plan.warmup_steps)))
-        else:
-            with st.expander(t(lang, "schedule.note_constant_title")):
-                st.markdown(t(lang, "schedule.note_constant", warmup=fmt_int(result.plan.warmup_steps)))
-        if result.plan.profile.framework == "transformers":
-            key = {"hf-4.46": "schedule.note_log_next", "hf-4.51": "schedule.note_log_mixed"}.get(
-                result.plan.profile.id, "schedule.note_log_used")
-            st.caption(t(lang, key, trainer=result.plan.profile.matched))
-        if not result.every_update:
-            st.caption(t(lang, "schedule.note_grid", count=fmt_int(lr_curve.EXACT_LIMIT)))
-
-
-def plateau(current_plan: Plan) -> None:
-    kwargs = {**scheduler_kwargs("reduce_lr_on_plateau", current_plan.profile.id), **current_plan.setup.scheduler_kwargs}
-    st.info(t(lang, "schedule.plateau", factor=kwargs.get("factor"), patience=kwargs.get("patience"),
-              lr=fmt_lr(current_plan.setup.learning_rate)), icon=":material/trending_down:")
-    steps = events(current_plan, "eval").steps(limit=12)
-    if steps:
-        count = events(current_plan, "eval").count()
-        shown = t(lang, "schedule.list_separator").join(fmt_int(s) for s in steps) + ("…" if count > len(steps) else "")
-        st.markdown(t(lang, "schedule.plateau_evals", count=fmt_int(count), steps=shown))
-    else:
-        st.markdown(t(lang, "schedule.plateau_no_evals", runs=fmt_int(current_plan.optimizer_steps)))
-
-
-# ---- export ------------------------------------------------------------------------------------------------------
-
-
-def export(current_plan: Plan) -> None:
-    st.subheader(t(lang, "schedule.export"))
-    left, right = st.columns(2)
-    runs = current_plan.optimizer_steps
-    with left:
-        if lr_curve.drawable(current_plan) and runs <= lr_curve.CSV_LIMIT:
-            st.download_button(t(lang, "schedule.csv"), data=partial(lr_curve.csv_text, current_plan),
-                               file_name="steplab-learning-rates.csv", mime="text/csv", key="sched_csv",
-                               on_click="ignore", icon=":material/table:",
-                               help=t(lang, "schedule.csv_help", rows=fmt_int(runs)))
-        elif lr_curve.drawable(current_plan):
-            st.caption(t(lang, "schedule.csv_too_long", rows=fmt_int(runs), limit=fmt_int(lr_curve.CSV_LIMIT)))
-    yaml_text = lr_curve.setup_yaml(current_plan.setup, lang)
-    with right:
-        st.download_button(t(lang, "schedule.yaml"), data=yaml_text, file_name="steplab-setup.yaml",
-                           mime="application/x-yaml", key="sched_yaml", on_click="ignore",
-                           icon=":material/description:", help=t(lang, "schedule.yaml_help"))
-    st.caption(t(lang, "schedule.snippets_hint" if lr_curve.drawable(current_plan) else "schedule.snippets_hint_plateau"))
-    hf, torch_tab, yaml_tab = st.tabs([t(lang, "schedule.tab_hf"), t(lang, "schedule.tab_torch"),
-                                       t(lang, "schedule.tab_yaml")])
-    with hf:
-        st.code(lr_curve.get_scheduler_snippet(current_plan, lang), language="python")  # wrapped Python misleads
-    with torch_tab:
-        st.code(lr_curve.torch_snippet(current_plan, lang), language="python")
-    with yaml_tab:
-        st.code(yaml_text, language="yaml", wrap_lines=True)
-
-
-# ---- the page -----------------------------------------------------------------------------------------------------
+lang = context.lang
+if context.setup is not None:
+    view.scheduler_controls(context.setup, lang)
+plan = context.plan()
 
 if plan is not None and not lr_curve.drawable(plan):
     st.subheader(t(lang, "schedule.plateau_title"))
-    plateau(plan)
-    export(plan)
+    view.plateau(plan, lang)
+    view.export(plan, lang)
 elif plan is not None:
     result = lr_curve.curve(plan)
     sentence = lr_curve.summary(result).get(lang)
     chart_area = st.container()
-    overlays = overlay_controls(plan)
+    overlays = view.overlay_controls(plan, lang)
     with chart_area:
-        stop_note(result)
+        view.stop_note(result, lang)
         st.plotly_chart(schedule_chart.figure(result, lang, overlays), key="sched_chart", alt=sentence,
                         config={"displaylogo": False,
                                 "toImageButtonOptions": {"filename": "steplab-learning-rate", "scale": 2}})
         st.markdown(sentence)
-        notes(result)
-    export(plan)
+        view.notes(result, lang)
+    view.export(plan, lang)
