@@ -123,6 +123,7 @@ def test_keyboard_reaches_sidebar_controls_and_changes_total(browser: Browser, a
         total = metric_value(page, t("en", "card.total_steps"))
         expect(total).to_have_text(f"{expected_total_steps():,}", timeout=SLOW)
 
+        wait_for_app_run(page)  # a rerun still drawing would replace the focused slider under the keyboard
         # From the top of the document, Tab only: the first slider in the sidebar is the samples slider.
         page.locator("body").focus()
         page.evaluate("() => document.activeElement && document.activeElement.blur()")
