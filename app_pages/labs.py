@@ -91,7 +91,7 @@ def lab_a(lang: str) -> None:
         result = run_accumulation(batch, accumulation)
     correct = result.variant("correct")
     st.markdown(t(lang, "labs.a.setup", batch=batch, accumulation=accumulation,
-                  samples=fmt_int(batch * accumulation), parameters=fmt_int(result.parameters)))
+                  samples=fmt_int(result.samples_per_update), parameters=fmt_int(result.parameters)))
     cards = st.columns(3)
     cards[0].metric(t(lang, "labs.a.grad_diff"), sci(correct.grad_max_abs_diff), border=True,
                     help=t(lang, "labs.a.grad_diff_help", scale=fmt_float(result.grad_max_abs, 4)))
@@ -125,7 +125,7 @@ def lab_a(lang: str) -> None:
     st.markdown("\n".join([
         "- " + t(lang, "labs.a.effect.no_divide", ratio=ratio(no_divide.grad_norm_ratio), ga=accumulation,
                  sgd=ratio(no_divide.sgd_update_ratio), adamw=ratio(no_divide.adamw_update_ratio)),
-        "- " + t(lang, "labs.a.effect.zero_each", batch=batch, samples=fmt_int(batch * accumulation),
+        "- " + t(lang, "labs.a.effect.zero_each", batch=batch, samples=fmt_int(result.samples_per_update),
                  cosine=f"{zero_each.grad_cosine:.2f}", ratio=ratio(zero_each.grad_norm_ratio)),
         "- " + t(lang, "labs.a.effect.step_each", steps=fmt_int(step_each.optimizer_steps),
                  sgd=ratio(step_each.sgd_update_ratio), adamw=ratio(step_each.adamw_update_ratio)),
@@ -348,14 +348,14 @@ def lab_d(lang: str) -> None:
     st.subheader(t(lang, "labs.d.measured"))
     rows = [{
         t(lang, "labs.d.col.batch"): r.batch_size, t(lang, "labs.d.col.accumulation"): r.accumulation,
-        t(lang, "labs.d.col.effective"): r.batch_size * r.accumulation, t(lang, "labs.d.col.peak"): f"{r.peak_gib:.2f}",
+        t(lang, "labs.d.col.effective"): r.effective_batch, t(lang, "labs.d.col.peak"): f"{r.peak_gib:.2f}",
         t(lang, "labs.d.col.seconds"): fmt_int(round(r.seconds)), t(lang, "labs.d.col.per_step"): f"{r.seconds_per_step:.1f}",
         t(lang, "labs.d.col.per_micro"): f"{r.seconds_per_micro_batch:.2f}",
         t(lang, "labs.d.col.per_sample"): f"{r.seconds_per_sample:.3f}",
     } for r in lab.CHAPTER_RUNS]
     st.table(pd.DataFrame(rows), hide_index=True)
     big, small = lab.CHAPTER_RUNS
-    effective = big.batch_size * big.accumulation  # the same for both runs
+    effective = big.effective_batch  # the same for both runs
     st.markdown(t(lang, "labs.d.time", steps=big.steps, big_batch=big.batch_size, small_batch=small.batch_size,
                   micro_big=f"{big.seconds_per_micro_batch:.2f}",
                   micro_small=f"{small.seconds_per_micro_batch:.2f}", sample_big=f"{big.seconds_per_sample:.3f}",
@@ -374,12 +374,12 @@ def lab_d(lang: str) -> None:
     peak = lab.predicted_peak_gib(choice)
     measured = {r.batch_size: r for r in lab.CHAPTER_RUNS}
     if choice in measured:
-        st.info(t(lang, "labs.d.choice_measured", batch=choice, accumulation=effective // choice,
+        st.info(t(lang, "labs.d.choice_measured", batch=choice, accumulation=lab.accumulation_for(choice, effective),
                   peak=f"{measured[choice].peak_gib:.2f}"), icon=":material/straighten:")
     else:
         key = "labs.d.choice_fits" if peak <= lab.V100_GIB else "labs.d.choice_too_big"
         (st.info if peak <= lab.V100_GIB else st.warning)(
-            t(lang, key, batch=choice, accumulation=effective // choice, peak=f"{peak:.2f}", limit=lab.V100_GIB),
+            t(lang, key, batch=choice, accumulation=lab.accumulation_for(choice, effective), peak=f"{peak:.2f}", limit=lab.V100_GIB),
             icon=":material/functions:")
     sizes = [1, 2, 4, 8, 16]
     figure = go.Figure()

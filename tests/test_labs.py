@@ -272,3 +272,12 @@ def test_lab_d_counts_a_saved_storage_once_and_leaves_parameters_out():
     size, count = lab_d.saved_tensor_bytes(lambda: (linear(x) + linear(x[:, :]).exp()).sum(), linear.parameters())
     # x is saved by both products (once as a view) and counted once; exp saves its 3×4 output; no weight
     assert count == 2 and size == 2 * x.numel() * 4
+
+
+def test_the_labs_derived_batch_numbers_come_from_the_engine():
+    from steplab.labs import memory
+
+    big, small = memory.CHAPTER_RUNS
+    assert big.effective_batch == small.effective_batch == 32  # the chapter's two V100 runs
+    for batch in (1, 2, 4, 8, 16, 32):
+        assert memory.accumulation_for(batch, 32) * batch == 32

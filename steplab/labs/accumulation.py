@@ -55,6 +55,11 @@ class AccumulationResult:
     correct_float32_grad_max_abs_diff: float  # the same comparison in float32, as training usually runs
     variants: tuple[Variant, ...]
 
+    @property
+    def samples_per_update(self) -> int:
+        """Samples one optimizer step sees: the micro-batch size times the accumulation."""
+        return self.batch_size * self.accumulation
+
     def variant(self, key: str) -> Variant:
         return next(v for v in self.variants if v.key == key)
 

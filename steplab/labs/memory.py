@@ -36,6 +36,11 @@ class V100Run:
     steps: int = 50
 
     @property
+    def effective_batch(self) -> int:
+        """Samples per optimizer step: the per-device batch times the accumulation (one GPU)."""
+        return self.batch_size * self.accumulation
+
+    @property
     def seconds_per_step(self) -> float:
         """An upper bound: the command's time includes loading the model and saving it."""
         return self.seconds / self.steps
@@ -70,6 +75,11 @@ def chapter_line() -> tuple[float, float]:
     (b1, m1), (b2, m2) = ((r.batch_size, r.peak_gib) for r in CHAPTER_RUNS)
     per_sample = (m1 - m2) / (b1 - b2)
     return m1 - per_sample * b1, per_sample
+
+
+def accumulation_for(batch_size: int, effective_batch: int) -> int:
+    """The accumulation that keeps `effective_batch` samples per step at this per-device batch (one GPU)."""
+    return effective_batch // batch_size
 
 
 def predicted_peak_gib(batch_size: int) -> float:
