@@ -125,8 +125,12 @@ def test_bad_lab_in_the_url_gives_a_notice():
 
 
 def test_torch_is_imported_only_inside_functions():
-    """The page may import torch (through the labs) only inside functions, never at import time."""
-    tree = ast.parse(PAGE.read_text(encoding="utf-8"))
+    """The page and its view may import torch (through the labs) only inside functions, never at import time."""
+    for path in (PAGE, PAGE.parents[1] / "steplab_ui" / "labs_view.py"):
+        _no_torch_at_import(ast.parse(path.read_text(encoding="utf-8")))
+
+
+def _no_torch_at_import(tree: ast.Module) -> None:
     for node in tree.body:
         if isinstance(node, ast.Import | ast.ImportFrom):
             names = [getattr(node, "module", None) or ""] + [alias.name for alias in node.names]
