@@ -15,7 +15,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from steplab.i18n import fmt_int, t
-from steplab.teaching.timeline import Timeline, narration, totals
+from steplab.teaching.narration import narration, totals
+from steplab.teaching.timeline import Timeline
 from steplab_ui.animation_view import frame_spec
 
 FRAME_MS = 800

@@ -48,7 +48,8 @@ def schedule(lesson: Lesson, block: Block, lang: str, key: str) -> None:
 
 def animation(lesson: Lesson, block: Block, lang: str, key: str) -> None:
     """A compact stepper over the scenario's accumulation frames (the full player is on the animation page)."""
-    from steplab.teaching.timeline import build_timeline, narration
+    from steplab.teaching.narration import narration
+    from steplab.teaching.timeline import build_timeline
     from steplab_ui import animation_view
 
     timeline = build_timeline(lesson.plan(block.data["scenario"]))
