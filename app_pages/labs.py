@@ -1,6 +1,7 @@
 """Torch labs A–D: accumulation equals one big batch (and when it does not), more epochs can hurt, memory.
 
-Each lab is one function of `steplab_ui.labs_view`; torch is imported only inside them. `?lab=b` opens lab B's tab.
+Reads the inputs, runs the labs (`labs_view.run_*`, cached) and draws what `labs_view` builds from the results;
+torch is imported only inside functions, never at import time. `?lab=b` opens lab B's tab.
 """
 
 from __future__ import annotations
@@ -11,23 +12,126 @@ from steplab.i18n import t
 from steplab_ui import labs_view as view
 from steplab_ui.page import page
 
-LABS = ("a", "b", "c", "d")
-
-# --- the page ------------------------------------------------------------------------------------------
-
 context = page("labs")
-setup, error, lang = context.setup, context.error, context.lang
+lang = context.lang
+LABS = ("a", "b", "c", "d")
+POWERS_OF_TWO = [1, 2, 4, 8, 16, 32]
+
+
+def lab_a() -> None:
+    st.markdown(t(lang, "labs.a.intro"))
+    left, right = st.columns(2)
+    batch = left.select_slider(t(lang, "labs.a.batch"), POWERS_OF_TWO, value=4, key="labs_a_batch",
+                               help=t(lang, "labs.a.batch_help"))
+    accumulation = right.select_slider(t(lang, "labs.a.accumulation"), POWERS_OF_TWO, value=8,
+                                       key="labs_a_accumulation", help=t(lang, "labs.a.accumulation_help"))
+    with st.spinner(t(lang, "labs.running")):
+        result = view.run_accumulation(batch, accumulation)
+    st.markdown(view.accumulation_setup(result, lang))
+    view.show_cards(view.accumulation_cards(result, lang))
+    view.show(view.accumulation_verdict(result, lang))
+    st.subheader(t(lang, "labs.a.mistakes"))
+    view.show(view.no_accumulation(result, lang))
+    st.table(view.mistakes_table(result, lang), hide_index=True)
+    st.markdown(view.mistake_effects(result, lang))
+    view.chart(view.update_ratio_figure(result, lang), "labs_a_chart", view.update_ratio_sentence(result, lang))
+    view.method(view.accumulation_method(result, lang), lang)
+
+
+def lab_b() -> None:
+    from steplab.labs import token_weighting as lab
+
+    st.markdown(t(lang, "labs.b.intro"))
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    st.session_state.setdefault("labs_b_lengths", lab.EXAMPLES["unequal"])  # not `value=`: the buttons set it too
+    text = left.text_input(t(lang, "labs.b.lengths"), key="labs_b_lengths", max_chars=400, help=t(
+        lang, "labs.b.lengths_help", max_length=lab.MAX_LENGTH, max_sequences=lab.MAX_SEQUENCES))
+    batch = right.selectbox(t(lang, "labs.b.batch"), [1, 2, 4], key="labs_b_batch",
+                            help=t(lang, "labs.b.batch_help", ignore=lab.IGNORE))
+    for column, example in zip(st.columns(2), ("unequal", "equal"), strict=True):
+        column.button(t(lang, f"labs.b.example.{example}"), key=f"labs_b_example_{example}", args=(example,),
+                      on_click=view.set_example_lengths, icon=":material/edit_note:", width="stretch")
+    try:
+        lengths = tuple(lab.parse_lengths(text, batch))
+    except lab.LabInputError as problem:
+        st.error(t(lang, "labs.b.bad_lengths", message=problem.text.get(lang)), icon=":material/error:")
+        return
+    with st.spinner(t(lang, "labs.running")):
+        result = view.run_token_weighting(lengths, batch)
+    st.markdown(view.token_setup(result, lang))
+    view.show_cards(view.token_cards(result, lang))
+    view.show(view.token_verdict(result, lang))
+    view.chart(view.token_weight_figure(result, lang), "labs_b_chart", view.token_weight_sentence(result, lang))
+    with st.expander(t(lang, "labs.b.releases"), icon=":material/history:"):
+        st.markdown(t(lang, "labs.b.releases_text"))
+    view.method(view.token_method(lang), lang)
+
+
+def lab_c() -> None:
+    from steplab.labs import overfitting as lab
+
+    st.markdown(view.overfit_intro(lang))
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    epochs = left.slider(t(lang, "labs.c.epochs"), 1, lab.MAX_EPOCHS, 12, key="labs_c_epochs",
+                         help=t(lang, "labs.c.epochs_help"))
+    seed = right.number_input(t(lang, "labs.c.seed"), 0, 999, 0, key="labs_c_seed", help=t(lang, "labs.c.seed_help"))
+    with st.spinner(t(lang, "labs.running")):
+        result = view.run_overfitting(epochs, int(seed))
+    setup_points, stop = view.setup_on_run(plan := context.plan(), result)
+    if plan is not None:
+        st.markdown(view.setup_mapping(plan, result, setup_points, lang))
+    view.show_cards(view.overfit_cards(result, lang))
+    source = st.radio(t(lang, "labs.c.source"), ["setup", "epoch"], key="labs_c_source", horizontal=True,
+                      format_func=lambda k: t(lang, f"labs.c.source.{k}"), help=t(lang, "labs.c.source_help"))
+    checkpoints = setup_points if source == "setup" else lab.epoch_checkpoints(result)
+    chosen = None
+    if not checkpoints:
+        st.info(t(lang, "labs.c.no_checkpoints"), icon=":material/info:")
+    else:
+        by_step = {c.step: c for c in checkpoints}
+        if st.session_state.get("labs_c_checkpoint") not in by_step:
+            st.session_state["labs_c_checkpoint"] = checkpoints[-1].step
+        chosen = by_step[st.selectbox(t(lang, "labs.c.pick"), list(by_step), key="labs_c_checkpoint",
+                                      format_func=lambda s: view.checkpoint_label(result, by_step[s], lang))]
+        view.show(view.checkpoint_verdict(result, checkpoints, chosen, lang))
+    view.chart(view.loss_figure(result, checkpoints, chosen, stop, lang), "labs_c_chart",
+               view.loss_sentence(result, lang))
+    with st.expander(t(lang, "labs.c.table"), icon=":material/table:"):
+        st.table(view.epochs_table(result, lang), hide_index=True)
+    st.markdown(t(lang, "labs.c.lesson"))
+    view.method(view.overfit_method(result, lang), lang)
+
+
+def lab_d() -> None:
+    from steplab.labs.chapter_memory import MICRO_BATCHES
+
+    st.markdown(t(lang, "labs.d.intro"))
+    st.subheader(t(lang, "labs.d.measured"))
+    st.table(view.chapter_runs_table(lang), hide_index=True)
+    st.markdown(view.chapter_time(lang))
+    st.subheader(t(lang, "labs.d.model"))
+    st.markdown(view.memory_assumptions(lang))
+    choice = st.select_slider(view.micro_batch_label(lang), list(MICRO_BATCHES), value=4, key="labs_d_batch",
+                              help=t(lang, "labs.d.batch_help"))
+    view.show(view.micro_batch_verdict(choice, lang))
+    view.chart(view.memory_model_figure(choice, lang), "labs_d_chart", view.memory_model_sentence(lang))
+    st.subheader(t(lang, "labs.d.cpu"))
+    st.markdown(t(lang, "labs.d.cpu_method"))
+    with st.spinner(t(lang, "labs.running")):
+        measurement = view.run_memory()
+    view.chart(view.activation_figure(measurement, lang), "labs_d_cpu_chart",
+               view.activation_sentence(measurement, lang))
+    st.markdown(view.lengths_intro(lang))
+    st.table(view.lengths_table(measurement, lang), hide_index=True)
+    st.markdown(view.lengths_lesson(measurement, lang))
+    view.method(view.activation_method(measurement, lang), lang)
+
 
 raw_lab = st.query_params.get("lab")
 if raw_lab is not None and raw_lab not in LABS:
     st.warning(t(lang, "url.ignored", key="lab", value=raw_lab[:40]), icon=":material/link_off:")
 labels = [t(lang, f"labs.{key}.tab") for key in LABS]
 tabs = st.tabs(labels, default=labels[LABS.index(raw_lab)] if raw_lab in LABS else None)
-with tabs[0]:
-    view.lab_a(lang)
-with tabs[1]:
-    view.lab_b(lang)
-with tabs[2]:
-    view.lab_c(lang, setup, error)
-with tabs[3]:
-    view.lab_d(lang)
+for tab, lab in zip(tabs, (lab_a, lab_b, lab_c, lab_d), strict=True):
+    with tab:
+        lab()

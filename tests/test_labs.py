@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from steplab.labs import TOLERANCE
+from steplab.labs import TOLERANCE, chapter_memory, readings
 from steplab.labs import accumulation as lab_a
 from steplab.labs import memory as lab_d
 from steplab.labs import overfitting as lab_c
@@ -274,10 +274,96 @@ def test_lab_d_counts_a_saved_storage_once_and_leaves_parameters_out():
     assert count == 2 and size == 2 * x.numel() * 4
 
 
-def test_the_labs_derived_batch_numbers_come_from_the_engine():
-    from steplab.labs import memory
+# --- the numbers the page derives (torch-free: steplab.labs.readings, steplab.labs.chapter_memory) ------
 
-    big, small = memory.CHAPTER_RUNS
-    assert big.effective_batch == small.effective_batch == 32  # the chapter's two V100 runs
-    for batch in (1, 2, 4, 8, 16, 32):
-        assert memory.accumulation_for(batch, 32) * batch == 32
+def test_the_derived_numbers_import_without_torch():
+    code = ("import sys, steplab.labs.readings, steplab.labs.chapter_memory; "
+            "assert 'torch' not in sys.modules, 'torch imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+@pytest.mark.parametrize(("batch", "ga"), [(1, 1), (1, 64), (64, 1), (4, 8), (3, 7)])
+def test_effective_batch_counts_the_samples_of_one_update(batch, ga):
+    samples_seen = [sample for _ in range(ga) for sample in range(batch)]  # GA micro-batches of B samples
+    assert readings.effective_batch(batch, ga) == len(samples_seen)
+    assert run_a(min(batch, 16), min(ga, 16)).samples_per_update == readings.effective_batch(min(batch, 16), min(ga, 16))
+
+
+@pytest.mark.parametrize(("batch", "ga"), [(0, 8), (4, 0), (-1, 2)])
+def test_effective_batch_refuses_empty_batches(batch, ga):
+    with pytest.raises(ValueError):
+        readings.effective_batch(batch, ga)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 4, 8, 16, 32])
+def test_accumulation_for_keeps_the_effective_batch(batch):
+    accumulation = readings.accumulation_for(batch, 32)
+    assert accumulation * batch == 32  # micro-batches of B, GA of them: 32 samples again
+    assert readings.effective_batch(batch, accumulation) == 32
+
+
+def test_accumulation_for_edge_values():
+    assert readings.accumulation_for(32, 32) == 1  # the whole batch at once: no accumulation
+    assert readings.accumulation_for(1, 32) == 32  # one sample per pass
+    assert readings.accumulation_for(1, 1) == 1
+    for batch, effective in [(3, 32), (64, 32), (0, 32), (4, 0), (-2, 32)]:
+        with pytest.raises(ValueError):
+            readings.accumulation_for(batch, effective)
+
+
+def test_lab_d_derived_numbers_follow_the_chapters_runs():
+    big, small = lab_d.CHAPTER_RUNS
+    assert big.effective_batch == small.effective_batch == chapter_memory.chapter_effective_batch() == 32
+    assert chapter_memory.chapter_accumulation(4) == big.accumulation and chapter_memory.chapter_accumulation(2) == 16
+    assert chapter_memory.chapter_accumulation(16) == 2
+    assert chapter_memory.measured_run(2) is small and chapter_memory.measured_run(8) is None
+    assert chapter_memory.fits_v100(lab_d.V100_GIB) and not chapter_memory.fits_v100(lab_d.V100_GIB + 0.01)
+    too_big = chapter_memory.first_too_big()
+    assert too_big == 8  # 15.50 + 3.105 × 8 ≈ 40.3 GiB, while 4 is the measured 27.92
+    assert all(lab_d.predicted_peak_gib(b) <= lab_d.V100_GIB for b in chapter_memory.MICRO_BATCHES if b < too_big)
+    assert chapter_memory.first_too_big((1, 2)) == 2  # none too big: the largest
+    budget = chapter_memory.memory_budget()
+    assert (budget.fixed, budget.per_sample) == lab_d.chapter_line()
+    assert budget.states == pytest.approx(sum(lab_d.full_training_states_gib().values()))
+    assert budget.rest == pytest.approx(budget.fixed - budget.states) and budget.billions == pytest.approx(0.6)
+    with pytest.raises(ValueError):
+        chapter_memory.chapter_effective_batch([big, lab_d.V100Run(4, 4, 20.0, 100.0)])
+
+
+def test_lab_a_derived_numbers():
+    result = run_a(4, 8)
+    correct, mistake = result.variant("correct"), result.variant("step_each")
+    assert readings.worst_difference(correct) == max(
+        correct.grad_max_abs_diff, correct.sgd_param_max_abs_diff, correct.adamw_param_max_abs_diff)
+    assert readings.is_rounding(readings.worst_difference(correct))
+    assert readings.worst_difference(mistake) == max(mistake.sgd_param_max_abs_diff, mistake.adamw_param_max_abs_diff)
+    assert readings.is_rounding(TOLERANCE) and not readings.is_rounding(2 * TOLERANCE)
+    axis = readings.log_axis([0.3, 8.0])
+    assert axis.ticks == (1 / 4, 1 / 2, 1, 2, 4, 8, 16)
+    assert 10**axis.low == pytest.approx(0.3 / 1.6) and 10**axis.high == pytest.approx(8 * 1.6)
+
+
+def test_lab_b_token_weights_against_their_fair_share():
+    result = lab_b.run(UNEQUAL, 2)
+    old, fixed = readings.token_weights(result, fixed=False), readings.token_weights(result, fixed=True)
+    n, ga = result.tokens_per_micro_batch, result.accumulation
+    assert old == pytest.approx([sum(n) / (ga * n_j) for n_j in n])  # N / (GA × n_j)
+    assert fixed == pytest.approx([1.0] * ga)
+    assert sum(w * n_j for w, n_j in zip(old, n, strict=True)) == pytest.approx(sum(n))  # still an average
+
+
+def test_lab_c_derived_numbers():
+    result = run_c(12)
+    summary = readings.overfit_summary(result)
+    means = result.epoch_train_means()
+    assert summary.best_step == result.best_step and summary.best_val == min(result.val_loss)
+    assert summary.best_epoch == result.best_step / result.steps_per_epoch
+    assert summary.val_rise == result.val_loss[-1] - min(result.val_loss) > 0
+    assert summary.train_change == means[-1] - means[0] < 0
+    assert readings.train_mean_at(result, 13) == means[1] and readings.train_mean_at(result, 12) == means[0]
+    checkpoints = lab_c.epoch_checkpoints(result)
+    best = readings.best_checkpoint(result, checkpoints)
+    assert result.val_loss[best.step - 1] == min(result.val_at_epoch_ends())
+    assert readings.stop_within((3.0, 36), result.steps) == (3.0, 36)
+    assert readings.stop_within((13.0, result.steps + 12), result.steps) is None
+    assert readings.stop_within((12.0, result.steps), result.steps) == (12.0, result.steps)  # the last step: in

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from steplab.labs.readings import effective_batch
 from steplab.labs.torchkit import SGD, AdamW, seeded
 
 FEATURES, HIDDEN, CLASSES = 10, 32, 4
@@ -58,7 +59,7 @@ class AccumulationResult:
     @property
     def samples_per_update(self) -> int:
         """Samples one optimizer step sees: the micro-batch size times the accumulation."""
-        return self.batch_size * self.accumulation
+        return effective_batch(self.batch_size, self.accumulation)
 
     def variant(self, key: str) -> Variant:
         return next(v for v in self.variants if v.key == key)

@@ -1,6 +1,7 @@
 """Lab D: memory and time against micro-batch size.
 
-Three layers, kept apart on screen:
+Three layers, kept apart on screen (the first two are torch-free, in `steplab.labs.chapter_memory`, and
+re-exported here):
 
 1. measured: the chapter's two V100 runs (Qwen/Qwen3-0.6B, course data, 50 steps each);
 2. a stated model: peak = F + A × micro-batch, where F (weights, gradients, optimizer states and whatever
@@ -20,77 +21,18 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from steplab.labs.chapter_memory import (  # noqa: F401  (lab D's public names, re-exported)
+    CHAPTER_RUNS,
+    FP32_ADAMW_BYTES,
+    GIB,
+    QWEN3_PARAMETERS,
+    V100_GIB,
+    V100Run,
+    chapter_line,
+    full_training_states_gib,
+    predicted_peak_gib,
+)
 from steplab.labs.torchkit import seeded
-
-GIB = 2**30
-
-
-@dataclass(frozen=True)
-class V100Run:
-    """One of the chapter's runs: same V100, model and data, 50 optimizer steps, effective batch 32."""
-
-    batch_size: int
-    accumulation: int
-    peak_gib: float  # the highest sampled GPU memory, from loading to saving
-    seconds: float  # the whole command, from loading to saving
-    steps: int = 50
-
-    @property
-    def effective_batch(self) -> int:
-        """Samples per optimizer step: the per-device batch times the accumulation (one GPU)."""
-        return self.batch_size * self.accumulation
-
-    @property
-    def seconds_per_step(self) -> float:
-        """An upper bound: the command's time includes loading the model and saving it."""
-        return self.seconds / self.steps
-
-    @property
-    def seconds_per_micro_batch(self) -> float:
-        return self.seconds / (self.steps * self.accumulation)
-
-    @property
-    def seconds_per_sample(self) -> float:
-        return self.seconds / (self.steps * self.accumulation * self.batch_size)
-
-
-def _chapter_runs() -> tuple[V100Run, ...]:
-    """The chapter's V100 runs from `steplab.teaching.measurements` (the project's one copy of measured figures),
-    largest micro-batch first."""
-    from steplab.teaching.measurements import measurements
-
-    runs = [V100Run(m["per_device_train_batch_size"], m["gradient_accumulation_steps"], m["peak_memory_gib"],
-                    m["seconds"], m["steps"]) for name, m in measurements().items() if name.startswith("v100_")]
-    return tuple(sorted(runs, key=lambda r: -r.batch_size))
-
-
-CHAPTER_RUNS = _chapter_runs()
-V100_GIB = 32  # the V100's memory
-QWEN3_PARAMETERS = 0.6e9  # Qwen/Qwen3-0.6B, embeddings included
-FP32_ADAMW_BYTES = {"weights": 4, "gradients": 4, "optimizer": 8}  # AdamW keeps two fp32 moments
-
-
-def chapter_line() -> tuple[float, float]:
-    """(F, A) in GiB: the line peak = F + A × micro-batch through the chapter's two measurements."""
-    (b1, m1), (b2, m2) = ((r.batch_size, r.peak_gib) for r in CHAPTER_RUNS)
-    per_sample = (m1 - m2) / (b1 - b2)
-    return m1 - per_sample * b1, per_sample
-
-
-def accumulation_for(batch_size: int, effective_batch: int) -> int:
-    """The accumulation that keeps `effective_batch` samples per step at this per-device batch (one GPU)."""
-    return effective_batch // batch_size
-
-
-def predicted_peak_gib(batch_size: int) -> float:
-    fixed, per_sample = chapter_line()
-    return fixed + per_sample * batch_size
-
-
-def full_training_states_gib(parameters: float = QWEN3_PARAMETERS) -> dict[str, float]:
-    """Weights, gradients and AdamW states if every parameter is trained in fp32: 4 + 4 + 8 bytes each."""
-    return {part: parameters * size / GIB for part, size in FP32_ADAMW_BYTES.items()}
-
 
 # --- the CPU measurement -------------------------------------------------------------------------------
 
