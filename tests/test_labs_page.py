@@ -130,15 +130,19 @@ def test_bad_lab_in_the_url_gives_a_notice():
     assert not any("lab=" in w.value for w in run(lab="c").warning)
 
 
-def test_torch_is_imported_only_inside_functions():
-    """The page may import torch (through the labs) only inside functions, never at import time."""
-    tree = ast.parse(PAGE.read_text(encoding="utf-8"))
-    for node in tree.body:
+def _torch_only_inside_functions(path: Path, allowed: set[str]) -> None:
+    """No top-level import of torch or of a lab module; from `steplab.labs` only the torch-free names `allowed`."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Import | ast.ImportFrom):
             names = [getattr(node, "module", None) or ""] + [alias.name for alias in node.names]
             assert not any(n.startswith("torch") or n.startswith("steplab.labs.") for n in names), names
             if isinstance(node, ast.ImportFrom) and node.module == "steplab.labs":
-                assert {alias.name for alias in node.names} <= {"TOLERANCE"}
+                assert {alias.name for alias in node.names} <= allowed
+
+
+def test_torch_is_imported_only_inside_functions():
+    """The page may import torch (through the labs) only inside functions, never at import time."""
+    _torch_only_inside_functions(PAGE, {"TOLERANCE"})
 
 
 # --- the view: figures, tables and sentences built from the labs' results, without a Streamlit run -------
@@ -147,13 +151,7 @@ TORCH_FREE_LABS = {"TOLERANCE", "readings", "chapter_memory"}  # what labs_view 
 
 
 def test_the_view_imports_torch_only_inside_functions():
-    tree = ast.parse(VIEW.read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            names = [getattr(node, "module", None) or ""] + [alias.name for alias in node.names]
-            assert not any(n.startswith("torch") or n.startswith("steplab.labs.") for n in names), names
-            if isinstance(node, ast.ImportFrom) and node.module == "steplab.labs":
-                assert {alias.name for alias in node.names} <= TORCH_FREE_LABS
+    _torch_only_inside_functions(VIEW, TORCH_FREE_LABS)
     code = "import sys, steplab_ui.labs_view; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 

@@ -31,10 +31,11 @@ def tokenizer_for(settings: DataSettings, base: Path) -> Tokenizer | None:
     None when the folder has no `tokenizer.json`, the YAML names no model or StepLab lacks its template:
     the funnel then estimates (`_said_why` says which).
     """
-    if not settings.needs_tokens or not settings.model_name_or_path or _template(settings) is None:
+    template = _template(settings)
+    if not settings.needs_tokens or not settings.model_name_or_path or template is None:
         return None
     folder = base / settings.model_name_or_path
-    return Tokenizer.from_folder(folder, _template(settings)) if (folder / "tokenizer.json").is_file() else None
+    return Tokenizer.from_folder(folder, template) if (folder / "tokenizer.json").is_file() else None
 
 
 def _said_why(funnel: Funnel, settings: DataSettings, path: str) -> Funnel:

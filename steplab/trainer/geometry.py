@@ -44,8 +44,9 @@ def samples_in_epoch(plan: Plan, micro_batches: int | np.ndarray) -> int | np.nd
     (one process) or padded with repeats (several), so the epoch never passes `samples_used`.
     """
     per_round = plan.setup.per_device_train_batch_size * plan.setup.world_size
-    return np.minimum(np.asarray(micro_batches) * per_round, plan.epoch.samples_used) if isinstance(
-        micro_batches, np.ndarray) else min(micro_batches * per_round, plan.epoch.samples_used)
+    if isinstance(micro_batches, np.ndarray):
+        return np.minimum(micro_batches * per_round, plan.epoch.samples_used)
+    return min(micro_batches * per_round, plan.epoch.samples_used)  # a plain int for one micro-batch
 
 
 def final_epoch(segments: Sequence[run.Segment], length: int) -> float:
