@@ -18,10 +18,9 @@ from steplab.teaching.timeline import Timeline, build_timeline
 from steplab_ui import animation_view as view
 from steplab_ui.animation_html import export_html
 from steplab_ui.page import page
-from steplab_ui.player import SPEEDS, Player
+from steplab_ui.player import SPEEDS, Player, url_frame_ok
 
 FRAME = "frame"  # the scrubber: 1-based window position, bound to ?frame=
-PRESENTER = "presenter"  # bound to ?presenter=true
 SPEED = "anim_speed"  # the speed control (read into the player, never written)
 TICKING = "_anim_ticking"  # the run_every the fragment was last registered with
 STORED = {"position": "_anim_position", "playing": "anim_playing", "hold": "_anim_hold",
@@ -114,16 +113,11 @@ def comparison(trainer: str, lang: str) -> None:
     st.markdown(t(lang, "anim.compare.lesson"))
 
 
-title, switch = st.columns([4, 1], vertical_alignment="center")  # the title row first, the URL notices below it
-context = page(None)  # the shell and the URL notices; the title is written here, beside the toggle
-lang = context.lang
-presenter = switch.toggle(t(lang, "anim.presenter"), key=PRESENTER, bind="query-params",
-                          help=t(lang, "anim.presenter_help"))
-if presenter:
-    st.html(view.PRESENTER_CSS)
-title.title(t(lang, "page.animation.title"))
+context = page(None)  # the shell, the first row (the title goes beside the presenter switch), the URL notices
+lang, presenter = context.lang, context.presenter
+context.heading.title(t(lang, "page.animation.title"))
 if not presenter:  # the projector gets the title only: every pixel below goes to the animation
-    title.caption(t(lang, "page.animation.intro"))
+    context.heading.caption(t(lang, "page.animation.intro"))
 plan = context.plan()
 
 if plan is not None:
@@ -131,6 +125,9 @@ if plan is not None:
     if not timeline.frames:
         st.info(t(lang, "anim.no_frames"), icon=":material/info:")
     else:
+        if FRAME not in st.session_state and not url_frame_ok(st.query_params.get(FRAME), len(timeline.frames)):
+            st.warning(t(lang, "url.ignored", key=FRAME, value=str(st.query_params.get(FRAME))[:40]),
+                       icon=":material/link_off:")  # the first run, before the bound slider drops it silently
         if not presenter:
             st.markdown(totals(timeline).get(lang))
         st.session_state[TICKING] = apply(Player.holding).interval  # a full run is never a tick

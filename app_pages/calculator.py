@@ -17,6 +17,6 @@ if plan is not None:
     st.subheader(t(lang, "calc.warnings"))
     view.warnings(plan, lang)
     st.subheader(t(lang, "calc.timeline"))
-    view.timeline(plan, lang, key="timeline")
+    view.timeline(plan, lang, key="timeline", presenter=context.presenter)
     st.subheader(t(lang, "calc.log"))
     view.log_block(plan, lang)

@@ -48,6 +48,7 @@ if "cmp_ids" not in st.session_state:
 
 ids = st.session_state["cmp_ids"]
 options = [CURRENT, *presets()]
+results = st.container() if context.presenter else None  # presenter view: the numbers first, the controls below
 columns = st.columns(len(ids))
 setups = []
 for slot, column in zip(columns, ids, strict=True):
@@ -70,5 +71,6 @@ for slot, column in zip(columns, ids, strict=True):
 
 st.button(t(lang, "compare.add"), on_click=add_column, disabled=len(ids) >= 4, icon=":material/add:")
 
-st.subheader(t(lang, "compare.table"))
-compare_view.table(setups, lang)
+with results if results is not None else st.container():
+    st.subheader(t(lang, "compare.table"))
+    compare_view.table(setups, lang, presenter=context.presenter)

@@ -52,9 +52,21 @@ def _typed_rows(names: list[str] | tuple[str, ...]) -> dict[str, int]:
             if (value := st.session_state.get(f"config_rows_{name}")) is not None}
 
 
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def not_yaml(upload) -> bool:
+    """An uploaded file that is not named like a YAML config (the uploader takes any file, so that the page can
+    say what was wrong with it instead of a bare red icon)."""
+    return upload is not None and not upload.name.lower().endswith(YAML_SUFFIXES)
+
+
 def import_config() -> None:
     """Read the pasted or uploaded YAML; on success put it into the shared setup (runs as a callback)."""
     upload = st.session_state.get("config_upload")
+    if not_yaml(upload):
+        st.session_state[RESULT] = ("not_yaml", upload.name)
+        return
     text = current_text()
     if upload is None and not (text or "").strip():  # nothing pasted, or a file the uploader turned away
         st.session_state[RESULT] = ("nothing", None)
@@ -95,8 +107,10 @@ with paste:
     st.text_area(t(lang, "config.yaml"), key="config_text", height=260, max_chars=MAX_BYTES,
                  placeholder="per_device_train_batch_size: 4\ngradient_accumulation_steps: 8\nnum_train_epochs: 3")
 with upload:
-    st.file_uploader(t(lang, "config.file", limit=LIMIT), type=["yaml", "yml"], key="config_upload",
-                     max_upload_size=1, help=t(lang, "config.file_help"))
+    uploaded = st.file_uploader(t(lang, "config.file", limit=LIMIT), key="config_upload", max_upload_size=1,
+                                help=t(lang, "config.file_help"))
+    if not_yaml(uploaded):
+        st.error(t(lang, "config.not_yaml_file", name=uploaded.name[:80].replace("`", "'")), icon=":material/draft:")
 with st.expander(t(lang, "config.data.heading"), icon=":material/dataset:"):
     st.markdown(t(lang, "config.data.intro"))
     st.file_uploader(t(lang, "config.data.files", limit=f"{DATA_LIMIT_MB} MB"), type=DATA_TYPES,
@@ -116,6 +130,8 @@ st.button(t(lang, "config.apply"), type="primary", on_click=import_config, icon=
 status, payload = st.session_state.get(RESULT, (None, None))
 if status == "error":
     st.error(payload.message(lang), icon=":material/error:")
+elif status == "not_yaml":
+    st.error(t(lang, "config.not_yaml_file", name=payload[:80].replace("`", "'")), icon=":material/draft:")
 elif status == "refused":
     layout.show_refusal(payload, lang)
 elif status == "nothing":

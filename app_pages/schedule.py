@@ -9,7 +9,8 @@ from steplab_ui import schedule_view as view
 from steplab_ui.page import page
 
 context = page("schedule")
-lang = context.lang
+lang, presenter = context.lang, context.presenter
+top = st.container() if presenter else None  # presenter view: the numbers and the curve first, the controls below
 if context.setup is not None:
     view.scheduler_controls(context.setup, lang)
 plan = context.plan()
@@ -21,13 +22,15 @@ if plan is not None and not lr_curve.drawable(plan):
 elif plan is not None:
     result = lr_curve.curve(plan)
     sentence = lr_curve.summary(result).get(lang)
-    chart_area = st.container()
+    chart_area = top if top is not None else st.container()
     overlays = view.overlay_controls(plan, lang)
     with chart_area:
+        if presenter:
+            view.headline(result, lang)
         view.stop_note(result, lang)
-        st.plotly_chart(schedule_chart.figure(result, lang, overlays), key="sched_chart", alt=sentence,
-                        config={"displaylogo": False,
-                                "toImageButtonOptions": {"filename": "steplab-learning-rate", "scale": 2}})
+        st.plotly_chart(schedule_chart.figure(result, lang, overlays, presenter=presenter), key="sched_chart",
+                        alt=sentence, config={"displaylogo": False,
+                                              "toImageButtonOptions": {"filename": "steplab-learning-rate", "scale": 2}})
         st.markdown(sentence)
         view.notes(result, lang)
     view.export(plan, lang)

@@ -8,8 +8,12 @@ line is part of every frame.
 
 from __future__ import annotations
 
+import base64
 import html
+import json
+import re
 import textwrap
+from pathlib import Path
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -88,13 +92,57 @@ def animation_figure(timeline: Timeline, lang: str) -> go.Figure:
     return go.Figure({"data": first["data"], "layout": layout, "frames": frames}, _validate=False)
 
 
+PLOTLY_JS = Path(__file__).with_name("assets") / "plotly-basic-4.1.1.min.js.gz"
+"""plotly.js's basic partial bundle, gzip-compressed (see `assets/README.md`): one copy per exported page."""
+
+PAGE = """<!doctype html>
+<html lang="LANG">
+<head>
+    <meta charset="utf-8" />
+    <title>StepLab · TITLE</title>
+</head>
+<body>
+<p style="font-family:sans-serif">SUMMARY</p>
+<div id="steplab-animation" style="width:100%"></div>
+<noscript>NOSCRIPT</noscript>
+<script type="application/octet-stream" id="steplab-plotly-gz">LIBRARY</script>
+<script type="application/json" id="steplab-figure">FIGURE</script>
+<script type="application/json" id="steplab-frames">FRAMES</script>
+<script>
+(async () => {
+  const packed = atob(document.getElementById("steplab-plotly-gz").textContent.trim());
+  const bytes = Uint8Array.from(packed, (c) => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  const library = document.createElement("script");
+  library.textContent = await new Response(stream).text();
+  document.head.appendChild(library);
+  const figure = JSON.parse(document.getElementById("steplab-figure").textContent);
+  const frames = JSON.parse(document.getElementById("steplab-frames").textContent);
+  await Plotly.newPlot("steplab-animation", figure.data, figure.layout, figure.config);
+  await Plotly.addFrames("steplab-animation", frames);
+  document.body.dataset.steplabReady = "true";
+})();
+</script>
+</body>
+</html>
+"""
+
+
+def _json(value: object) -> str:
+    """JSON that cannot end the `<script>` it sits in."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+
+
 def export_html(timeline: Timeline, lang: str) -> str:
-    """A complete HTML page (plotly.js included, works offline) with the animation and the run's totals."""
-    figure = animation_figure(timeline, lang)
-    body = figure.to_html(include_plotlyjs=True, full_html=True, div_id="steplab-animation", auto_play=False,
-                          config={"displaylogo": False, "responsive": True})
-    title = html.escape(t(lang, "page.animation.title"))
-    summary = html.escape(totals(timeline).get(lang))
-    body = body.replace('<meta charset="utf-8" />', f'<meta charset="utf-8" />\n    <title>StepLab · {title}</title>', 1)
-    body = body.replace("<body>", f'<body><p style="font-family:sans-serif">{summary}</p>', 1)
-    return body.replace("<html>", f'<html lang="{lang}">', 1)
+    """A complete HTML page that works offline: plotly.js once (gzip-compressed, unpacked by the browser) and
+    the animation as data: the first frame's figure, then every frame's shapes and words."""
+    spec = animation_figure(timeline, lang).to_plotly_json()
+    frames = spec.pop("frames")
+    figure = {**spec, "config": {"displaylogo": False, "responsive": True}}
+    values = {
+        "LANG": lang, "TITLE": html.escape(t(lang, "page.animation.title")),
+        "SUMMARY": html.escape(totals(timeline).get(lang)), "NOSCRIPT": html.escape(t(lang, "anim.export.noscript")),
+        "LIBRARY": base64.b64encode(PLOTLY_JS.read_bytes()).decode("ascii"),
+        "FIGURE": _json(figure), "FRAMES": _json(frames),
+    }
+    return re.sub("|".join(values), lambda match: values[match.group(0)], PAGE)

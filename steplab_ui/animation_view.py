@@ -5,7 +5,7 @@ squares in one lane per GPU (up to 8 lanes, more are summarised), each micro-bat
 the bucket with its "k / GA" counter, and an optimizer step flashes in vermillion.
 
 Also what the page around it shows, as data and strings (the page only draws them): the counters, the words
-around a frame, how the player's buttons look, the presenter style and the comparison's tables.
+around a frame, how the player's buttons look and the comparison's tables.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from steplab.teaching.presets import presets
 from steplab.teaching.timeline import MAX_LANES, Frame, Timeline, build_timeline
 from steplab.trainer.plan import Plan, make_plan
 from steplab_ui.layout import COLOURS, FIGURE_TEXT
+from steplab_ui.presenter import FIGURE_FONT
 
 X_RANGE = (0.0, 100.0)
 Y_RANGE = (0.0, 60.0)
@@ -29,6 +30,7 @@ BUCKET = (50.0, 64.0, 10.0, 48.0)
 OPTIMIZER = (70.0, 99.0, 24.0, 42.0)
 FAINT = "rgba(128,128,128,0.45)"
 PRESENTER_HEIGHT = 470
+LESSON_PRESENTER_HEIGHT = 400  # a lesson's part has a title, the parts row and a slider above the figure
 
 
 def _rect(x0: float, y0: float, x1: float, y1: float, **style: object) -> dict:
@@ -193,7 +195,7 @@ def _epoch_bar(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tup
         shapes.append(_rect(x0 + span * fetched / length, y0, x1, y1, fillcolor="rgba(128,128,128,0.25)",
                             line={"color": COLOURS["update"], "width": 1, "dash": "dot"}))
     text = t(lang, "anim.epoch_bar", epoch=frame.epoch + 1, m=fmt_int(frame.micro_batch), length=fmt_int(length),
-             progress=fmt_float(frame.epoch + frame.micro_batch / length, 3))
+             progress=fmt_float(frame.trainer_epoch, 3))
     notes = [_note(x0, y1 + 2.4, text, round(13 * scale), xanchor="left")]
     loss = []
     if frame.dropped:
@@ -224,6 +226,10 @@ def frame_spec(timeline: Timeline, position: int, lang: str, *, presenter: bool 
         more_shapes, more_notes = part(frame, timeline, lang, scale)
         shapes += more_shapes
         notes += more_notes
+    if presenter:  # no word smaller than the projector's smallest
+        for note in notes:
+            font = note.setdefault("font", {})
+            font["size"] = max(font.get("size", 0), FIGURE_FONT)
     if ink:
         _ink(notes, ink)
     layout = {
@@ -241,11 +247,11 @@ def frame_figure(timeline: Timeline, position: int, lang: str, **options: object
     return go.Figure(frame_spec(timeline, position, lang, **options), _validate=False)
 
 
-def player_figure(timeline: Timeline, position: int, lang: str, presenter: bool) -> go.Figure:
+def player_figure(timeline: Timeline, position: int, lang: str, presenter: bool, height: int | None = None) -> go.Figure:
     """The page's animated figure; presenter mode writes its words in full contrast (near-black; the dark-theme
     CSS turns them white, see `layout.FIGURE_TEXT`)."""
     ink = FIGURE_TEXT["ink"][0] if presenter else None
-    return frame_figure(timeline, position, lang, presenter=presenter, ink=ink)
+    return frame_figure(timeline, position, lang, presenter=presenter, ink=ink, height=height)
 
 
 CHART_CONFIG = {"displayModeBar": False, "staticPlot": False, "scrollZoom": False, "responsive": True}
@@ -253,13 +259,12 @@ CHART_CONFIG = {"displayModeBar": False, "staticPlot": False, "scrollZoom": Fals
 
 def counters(frame: Frame, timeline: Timeline, lang: str) -> list[tuple[str, str]]:
     """(label, value) of the counters beside the figure; the same numbers the figure draws."""
-    length = max(timeline.plan.micro_batches_per_epoch, 1)
     return [
         (t(lang, "anim.metric.micro_batch"), f"{fmt_int(frame.index + 1)} / {fmt_int(timeline.total_frames)}"),
         (t(lang, "anim.metric.bucket"), f"{fmt_int(frame.fill)} / {fmt_int(timeline.accumulation)}"),
         (t(lang, "anim.metric.updates"), f"{fmt_int(frame.updates)} / {fmt_int(timeline.total_steps)}"),
         (t(lang, "anim.metric.samples"), fmt_int(frame.samples_seen)),
-        (t(lang, "anim.metric.epoch"), fmt_float(frame.epoch + frame.micro_batch / length, 3)),
+        (t(lang, "anim.metric.epoch"), fmt_float(frame.trainer_epoch, 3)),
         (t(lang, "anim.metric.lr"), fmt_lr(frame.lr) if frame.lr is not None else "—"),
     ]
 
@@ -306,27 +311,6 @@ def control_button(name: str, playing: bool, lang: str) -> dict[str, str]:
         label, icon = "anim.pause", ":material/pause:"
     return {"label": t(lang, label), "help": t(lang, help_key), "icon": icon, "shortcut": shortcut,
             "type": "primary" if name == "play" else "secondary"}
-
-
-# Static CSS only: presenter mode hides the sidebar and enlarges type; the colours stay the theme's.
-PRESENTER_CSS = """<style>
-section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
-header[data-testid="stHeader"], [data-testid="stToolbar"] {display: none !important;}
-[data-testid="stMainBlockContainer"] {max-width: 100% !important; padding: 0.6rem 2.2rem 1rem !important;}
-[data-testid="stMain"] h1 {font-size: 2.1rem !important; padding: 0.2rem 0 !important;}
-[data-testid="stMain"] [data-testid="stCaptionContainer"], [data-testid="stMain"] [data-testid="stCaptionContainer"] p
-  {font-size: 1.15rem !important; color: inherit !important; opacity: 1 !important;}
-[data-testid="stMain"] [data-testid="stMarkdownContainer"] p {font-size: 1.45rem !important; line-height: 1.4 !important;
-  font-weight: 500 !important;}
-[data-testid="stMetricLabel"] p {font-size: 1.05rem !important; font-weight: 700 !important; opacity: 1 !important;}
-[data-testid="stMain"] [data-testid="stMetricValue"],
-[data-testid="stMain"] [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p
-  {font-size: 2.4rem !important; font-weight: 800 !important; line-height: 1.2 !important;}
-[data-testid="stMain"] button p {font-size: 1.25rem !important; font-weight: 700 !important;}
-[data-testid="stMain"] button {min-height: 3rem !important; border-width: 2px !important;}
-[data-testid="stMetric"] {border-width: 2px !important; padding: 0.4rem 0.9rem !important;}
-[data-testid="stMain"] [data-testid="stVerticalBlock"] {gap: 0.55rem !important;}
-</style>"""
 
 
 # --- the comparison: the chapter's measured pair, computed by StepLab and as measured ------------------------

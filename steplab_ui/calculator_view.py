@@ -47,9 +47,9 @@ def warnings(plan: Plan, lang: str) -> None:
     layout.show_warnings(plan_warnings(plan), lang)
 
 
-def timeline(plan: Plan, lang: str, key: str) -> None:
+def timeline(plan: Plan, lang: str, key: str, presenter: bool = False) -> None:
     sentence = charts.timeline_sentence(plan, lang)
-    st.plotly_chart(charts.timeline(plan, lang), key=key, alt=sentence, config={"displaylogo": False})
+    st.plotly_chart(charts.timeline(plan, lang, presenter), key=key, alt=sentence, config={"displaylogo": False})
     st.caption(sentence)
 
 

@@ -10,16 +10,18 @@ from steplab.i18n import fmt_int, t
 from steplab.trainer.events import events, interval, rhythm
 from steplab.trainer.plan import Plan
 from steplab_ui.layout import COLOURS
+from steplab_ui.presenter import figure_layout
 
 MAX_MARKERS = 2000
 
 
 @lru_cache(maxsize=256)
-def timeline(plan: Plan, lang: str) -> go.Figure:
+def timeline(plan: Plan, lang: str, presenter: bool = False) -> go.Figure:
     """Optimizer steps on one axis: epoch boundaries, warmup, evaluations, checkpoints and the last step.
 
     Built from plain dicts without plotly's per-property validation (the tests validate it), and cached per
-    (plan, language) for every session: building it was a fifth of a calculator rerun. Draw it, never change it.
+    (plan, language, presenter view) for every session: building it was a fifth of a calculator rerun. Draw it,
+    never change it. `presenter`: projector-sized words and a taller strip.
     """
     last = max(plan.optimizer_steps, 1)
     horizon = max(plan.max_steps, last)
@@ -57,6 +59,9 @@ def timeline(plan: Plan, lang: str) -> go.Figure:
         "yaxis": {"visible": False, "range": [0, 1.2]},
         "shapes": shapes, "annotations": annotations,
     }
+    if presenter:
+        layout = figure_layout({**layout, "height": 320, "margin": {"l": 10, "r": 10, "t": 60, "b": 70},
+                                "legend": {**layout["legend"], "y": 1.35}})
     return go.Figure(data=traces, layout=layout, _validate=False)
 
 

@@ -7,16 +7,32 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from steplab.i18n import t
-from steplab.teaching.compare import compare_rows
+from steplab.i18n import msg, t
+from steplab.teaching.compare import Row, compare_rows
+from steplab_ui import layout
 
 HIGHLIGHT = "background-color: rgba(230,159,0,0.28); font-weight: 700"
+HEADLINE = msg("comparing.row.total_steps")  # presenter view's key number of each column
 
 
-def table(setups: list[dict[str, Any]], lang: str) -> None:
+def headline(rows: list[Row], lang: str, key: str = "") -> None:
+    """Presenter view's key numbers: each column's total steps as a card (the table's own cells)."""
+    label = HEADLINE.get(lang)
+    row = next((row for row in rows if row.label == label), None)
+    if row is None:
+        return
+    with st.container(horizontal=True, gap="small", key=f"{layout.CARDS_KEY}_compare{key}"):
+        for index, cell in enumerate(row.cells):
+            st.metric(t(lang, "compare.headline", n=index + 1, quantity=label), cell, border=True)
+
+
+def table(setups: list[dict[str, Any]], lang: str, presenter: bool = False, key: str = "") -> None:
     """Rows of quantities, one column per setup, cells that differ from the first column highlighted,
-    and one sentence per column below (the table's plain-text summary)."""
+    and one sentence per column below (the table's plain-text summary). Presenter view puts each column's
+    total steps above it in cards (`key` tells apart several on one page)."""
     rows, summaries = compare_rows(setups, lang)
+    if presenter:
+        headline(rows, lang, key)
     headers = [t(lang, "compare.column", n=i + 1) for i in range(len(setups))]
     frame = pd.DataFrame([row.cells for row in rows], index=[row.label for row in rows], columns=headers)
     differs = pd.DataFrame([row.differs for row in rows], index=frame.index, columns=headers)

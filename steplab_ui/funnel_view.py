@@ -7,6 +7,7 @@ import streamlit as st
 
 from steplab.dataset.funnel import Funnel
 from steplab.i18n import fmt_int, t
+from steplab_ui import presenter as presenter_view
 from steplab_ui.layout import COLOURS, FIGURE_TEXT
 
 
@@ -16,10 +17,11 @@ def stage_label(code: str, dataset: str | None, lang: str) -> str:
     return f"{label} · {dataset}" if dataset else label
 
 
-def funnel_figure(funnel: Funnel, lang: str) -> go.Figure:
+def funnel_figure(funnel: Funnel, lang: str, presenter: bool = False) -> go.Figure:
     """Rows after each stage, top to bottom; the last bar, the Trainer's N, in the micro-batch colour.
 
     An estimated stage (no tokenizer) draws its most as the bar and a whisker down to its fewest.
+    `presenter`: projector-sized words and bars.
     """
     labels = [stage_label(s.code, s.dataset, lang) for s in funnel.stages]
     values = [s.rows_out for s in funnel.stages]
@@ -42,12 +44,19 @@ def funnel_figure(funnel: Funnel, lang: str) -> go.Figure:
     figure.update_layout(height=60 + 38 * len(values), margin={"l": 10, "r": 10, "t": 10, "b": 30},
                          yaxis={"autorange": "reversed", "automargin": True},
                          xaxis={"title": {"text": t(lang, "config.data.axis")}, "separatethousands": True})
+    if presenter:
+        figure.update_layout(height=90 + 56 * len(values), font_size=presenter_view.FIGURE_FONT,
+                             margin={"l": 10, "r": 10, "t": 10, "b": 60},
+                             uniformtext={"minsize": presenter_view.FIGURE_FONT, "mode": "show"})
+        figure.update_traces(textfont_size=presenter_view.FIGURE_FONT)
+        figure.update_xaxes(tickfont_size=presenter_view.FIGURE_FONT, title_font_size=presenter_view.FIGURE_FONT)
+        figure.update_yaxes(tickfont_size=presenter_view.FIGURE_FONT)
     return figure
 
 
-def show_chart(funnel: Funnel, lang: str, key: str, alt: str) -> None:
-    st.plotly_chart(funnel_figure(funnel, lang), theme="streamlit", config={"displayModeBar": False}, key=key,
-                    alt=alt)
+def show_chart(funnel: Funnel, lang: str, key: str, alt: str, presenter: bool = False) -> None:
+    st.plotly_chart(funnel_figure(funnel, lang, presenter), theme="streamlit", config={"displayModeBar": False},
+                    key=key, alt=alt)
 
 
 def show_stages(funnel: Funnel, lang: str) -> None:
@@ -67,6 +76,7 @@ def show_funnel(funnel: Funnel, lang: str) -> None:
     summary = t(lang, key, train=fmt_int(funnel.train_examples))
     if funnel.eval_examples is not None:
         summary += t(lang, "config.data.summary_eval", eval=fmt_int(funnel.eval_examples))
-    show_chart(funnel, lang, "config_funnel", summary.replace("**", "").replace("`", ""))
+    show_chart(funnel, lang, "config_funnel", summary.replace("**", "").replace("`", ""),
+               presenter=presenter_view.is_on())
     st.markdown(summary)
     show_stages(funnel, lang)

@@ -22,6 +22,7 @@ from steplab.i18n import fmt_float, fmt_int, fmt_lr, t
 from steplab.labs import TOLERANCE, readings
 from steplab.labs import chapter_memory as chapter
 from steplab.trainer.plan import Plan
+from steplab_ui import presenter
 from steplab_ui.layout import COLOURS
 
 if TYPE_CHECKING:
@@ -112,8 +113,10 @@ def run_memory() -> ActivationMeasurement:
 
 
 def chart(figure: go.Figure, key: str, sentence: str) -> None:
-    """Draw a figure that follows the theme, with its text alternative as `alt` and as a visible caption."""
-    st.plotly_chart(figure, key=key, alt=sentence, config=CHART_CONFIG, theme="streamlit")
+    """Draw a figure that follows the theme, with its text alternative as `alt` and as a visible caption
+    (presenter view: a copy with projector-sized words)."""
+    shown = presenter.enlarged(figure) if presenter.is_on() else figure
+    st.plotly_chart(shown, key=key, alt=sentence, config=CHART_CONFIG, theme="streamlit")
     st.caption(sentence)
 
 
@@ -317,7 +320,7 @@ def setup_mapping(plan: Plan, result: OverfitRun, checkpoints: Sequence[Checkpoi
     """How the shared setup's training is drawn onto the lab run."""
     return t(lang, "labs.c.mapping", epochs=fmt_float(plan.final_epoch, 2), steps=fmt_int(plan.optimizer_steps),
              per_epoch=fmt_int(plan.num_update_steps_per_epoch), lab_per_epoch=result.steps_per_epoch,
-             saves=fmt_int(len(checkpoints)))
+             saves=fmt_int(len(checkpoints)), count=len(checkpoints))
 
 
 def overfit_cards(result: OverfitRun, lang: str) -> list[Card]:

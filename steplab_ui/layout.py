@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import t
@@ -30,9 +31,11 @@ COLOURS = {
 # - coloured or grey words a figure draws itself use FIGURE_TEXT: its light variant reads at 4.5:1 on white,
 #   and a dark system setting turns it into its dark variant (no one colour reads on both grounds). The
 #   browser decides: it always knows the theme it shows, the server may not (st.context.theme on a first run).
-# And one layout rule: result cards (containers keyed `CARDS_KEY…`) share a wrapping row evenly, at least 13rem
-# each: three a row on a wide page, one a row on a phone.
+# And two layout rules: result cards (containers keyed `CARDS_KEY…`) share a wrapping row evenly, at least 13rem
+# each: three a row on a wide page, one a row on a phone; the page's first row (`FIRST_ROW_KEY`: the heading, then
+# the presenter switch) keeps the heading at least 18rem wide, so on a phone the switch wraps below the title.
 CARDS_KEY = "steplab_cards"
+FIRST_ROW_KEY = "presenter_bar"
 CHART_GREY = "#808495"
 CHART_INK = "#555966"
 # Words drawn inside figures, by concept: (on the light ground, on the dark ground), each >= 4.5:1 on its own.
@@ -60,10 +63,11 @@ FIGURE_TEXT_DARK
 }
 .stPlotlyChart text[style*='CHART_GREY_FILL'] { fill: CHART_INK !important; }
 [class*='st-key-CARDS_KEY'] > .stElementContainer { flex: 1 1 13rem; }
+.st-key-FIRST_ROW_KEY > :first-child { flex: 1 1 18rem !important; min-width: 0; }
 </style>"""
     dark_text = "\n".join(f"  .stPlotlyChart text[style*='{svg_fill(light)}'] {{ fill: {dark} !important; }}"
                           for light, dark in FIGURE_TEXT.values())
-    for name, value in (("CARDS_KEY", CARDS_KEY), ("FIGURE_TEXT_DARK", dark_text),
+    for name, value in (("CARDS_KEY", CARDS_KEY), ("FIRST_ROW_KEY", FIRST_ROW_KEY), ("FIGURE_TEXT_DARK", dark_text),
                         ("CHART_GREY_FILL", svg_fill(CHART_GREY)), ("CHART_INK", CHART_INK)):
         css = css.replace(name, value)
     return css
@@ -77,9 +81,11 @@ def readability_fixes() -> None:
     st.html(READABILITY_CSS)
 
 
-def header(lang: str, page: str) -> None:
-    st.title(t(lang, f"page.{page}.title"))
-    st.caption(t(lang, f"page.{page}.intro"))
+def header(lang: str, page: str, heading: DeltaGenerator | None = None, intro: bool = True) -> None:
+    """The page's title (into `heading`, the first row's slot beside the presenter switch) and its intro below."""
+    (heading or st).title(t(lang, f"page.{page}.title"))
+    if intro:
+        st.caption(t(lang, f"page.{page}.intro"))
 
 
 def show_setup_error(error: SetupError, lang: str) -> None:

@@ -11,16 +11,34 @@ from steplab.teaching.lessons import Block, Lesson
 from steplab.trainer.quantities import format_quantity, label
 from steplab_ui import calculator_view, widgets
 
-PRESENTER_CSS = """
-<style>
-section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"] {display: none;}
-.block-container {max-width: 1700px; padding-top: 1.5rem;}
-.block-container p, .block-container li, .block-container label {font-size: 1.9rem !important; line-height: 1.45;}
-.block-container h1 {font-size: 3.2rem !important;}
-.block-container h2, .block-container h3 {font-size: 2.4rem !important;}
-[data-testid="stMetricValue"] {font-size: 3.4rem !important;}
-</style>
-"""
+PARTS = "lesson_parts"  # presenter view's row: previous, where we are, next
+SHORTCUTS = {-1: "PageUp", 1: "PageDown"}  # what a presentation clicker sends (the arrows move a slider)
+
+
+def _part_key(lesson: Lesson) -> str:
+    return f"{lesson.id}_block"
+
+
+def _move(lesson: Lesson, by: int) -> None:
+    key = _part_key(lesson)
+    st.session_state[key] = min(max(int(st.session_state.get(key, 0)) + by, 0), len(lesson.blocks) - 1)
+
+
+def parts(lesson: Lesson, lang: str) -> int:
+    """Presenter view's one row: previous part, where we are, next part (buttons with keyboard shortcuts).
+
+    Returns the part to show (0-based)."""
+    count = len(lesson.blocks)
+    index = min(max(int(st.session_state.get(_part_key(lesson), 0)), 0), count - 1)
+    with st.container(horizontal=True, vertical_alignment="center", key=PARTS):
+        st.button(t(lang, "lesson.previous"), key=f"{PARTS}_previous", on_click=_move, args=(lesson, -1),
+                  disabled=index == 0, shortcut=SHORTCUTS[-1], icon=":material/chevron_left:",
+                  help=t(lang, "lesson.parts_help"))
+        st.progress((index + 1) / count, text=t(lang, "lesson.position", n=index + 1, total=count))
+        st.button(t(lang, "lesson.next"), key=f"{PARTS}_next", on_click=_move, args=(lesson, 1),
+                  disabled=index == count - 1, shortcut=SHORTCUTS[1], icon=":material/chevron_right:",
+                  icon_position="right", help=t(lang, "lesson.parts_help"))
+    return index
 
 
 def _guess_key(key: str) -> str:
@@ -78,12 +96,12 @@ def check(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = F
 
 def render_block(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
     if block.kind == "text":
-        st.markdown(lesson.fill(block.data[lang]))
+        st.markdown(lesson.fill(block.data[lang], lang))
     elif block.kind == "widget":
-        widgets.render(lesson, block, lang, key)
+        widgets.render(lesson, block, lang, key, presenter)
     elif block.kind == "predict":
         predict(lesson, block, lang, key, presenter)
     elif block.kind == "check":
         check(lesson, block, lang, key, presenter)
     elif block.kind == "funnel":
-        widgets.funnel(lesson, block, lang, key)
+        widgets.funnel(lesson, block, lang, key, presenter)

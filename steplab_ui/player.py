@@ -119,3 +119,13 @@ class Player:
         recent = tuple((shown, when) for shown, when in self.echoes if now - when < ECHO_SECONDS)
         return replace(self, position=current, playing=current < count, hold=False, last_tick=now,
                        echoes=(*recent[-ECHOES_KEPT:], (current, now)))
+
+
+def url_frame_ok(raw: str | None, count: int) -> bool:
+    """Whether `?frame=` names a frame of this window (1 to `count`, a whole number); no `?frame=` is fine too.
+
+    A slider bound to the URL drops a value outside its range without a word; the page says so instead."""
+    if raw is None:
+        return True
+    text = raw.strip()
+    return text.isdigit() and 1 <= int(text) <= count

@@ -17,6 +17,7 @@ from steplab.teaching.lr_curve import Curve
 from steplab.trainer import geometry
 from steplab.trainer.events import events
 from steplab_ui.layout import COLOURS, FIGURE_TEXT
+from steplab_ui.presenter import figure_layout
 
 OVERLAY_DASHES = ("dot", "dashdot", "longdash")
 OVERLAY_COLOURS = ("#0072B2", "#9B59B6", "#8C6D1F")  # blue, purple, olive: apart from the run's vermilion
@@ -99,10 +100,11 @@ def _event_traces(result: Curve, lang: str) -> list[dict]:
     return traces
 
 
-def figure(result: Curve, lang: str, overlays: Sequence[Overlay] = ()) -> go.Figure:
+def figure(result: Curve, lang: str, overlays: Sequence[Overlay] = (), presenter: bool = False) -> go.Figure:
     """The schedule of `result` with its warmup, epochs, evaluations, checkpoints, stop and horizon.
 
     Built from plain dicts (plotly's per-property validation would cost more than the whole engine).
+    `presenter`: projector-sized words, a thicker curve and a legend with room for them.
     """
     plan = result.plan
     runs, horizon = plan.optimizer_steps, plan.max_steps
@@ -119,8 +121,11 @@ def figure(result: Curve, lang: str, overlays: Sequence[Overlay] = ()) -> go.Fig
                             "showarrow": False, "text": t(lang, "schedule.warmup_band", steps=fmt_int(result.warmup))})
     shapes.append({"type": "line", "name": "horizon", "xref": "x", "yref": "paper", "x0": horizon, "x1": horizon,
                    "y0": 0, "y1": 1, "line": {"color": PLANNED_COLOUR, "width": 1.5, "dash": "dash"}})
-    annotations.append({"xref": "x", "yref": "paper", "x": horizon, "y": 0.02, "xanchor": "left", "yanchor": "bottom",
-                        "textangle": -90, "showarrow": False, "font": {"color": FIGURE_TEXT["muted"][0]},
+    # beside the line, on its left and halfway up: the last epoch's end often sits on the same step (an epoch line
+    # there), and the curve ends low on the right
+    annotations.append({"xref": "x", "yref": "paper", "x": horizon, "xshift": -4, "y": 0.55, "xanchor": "right",
+                        "yanchor": "middle", "textangle": -90, "showarrow": False, "name": "horizon_label",
+                        "font": {"color": FIGURE_TEXT["muted"][0]},
                         "text": t(lang, "schedule.horizon", steps=fmt_int(horizon))})
     traces, epoch_axis = _epoch_lines(result, lang, top, right)
     for index, overlay in enumerate(overlays):
@@ -160,4 +165,10 @@ def figure(result: Curve, lang: str, overlays: Sequence[Overlay] = ()) -> go.Fig
     }
     if epoch_axis:
         layout["xaxis2"] = epoch_axis
+    if presenter:
+        layout = figure_layout({**layout, "height": 560, "margin": {"l": 10, "r": 10, "t": 90, "b": 10},
+                                "legend": {**layout["legend"], "y": -0.2}})
+        for trace in traces:
+            if trace.get("mode") == "lines" and trace["line"].get("width", 0) >= 2:
+                trace["line"] = {**trace["line"], "width": trace["line"]["width"] * 1.5}
     return go.Figure(data=traces, layout=layout, _validate=False)

@@ -16,7 +16,7 @@ from steplab.trainer.events import events
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.schedules import METRIC_DRIVEN, SCHEDULER_TYPES, scheduler_kwargs
 from steplab.trainer.setup import TrainingSetup
-from steplab_ui import schedule_chart, state
+from steplab_ui import layout, schedule_chart, state
 
 # How each scheduler argument is edited: (number format, step) or the options of a choice.
 NUMBER_KWARGS = {
@@ -154,6 +154,24 @@ def overlay_controls(base: Plan, lang: str) -> list[schedule_chart.Overlay]:
     return overlays
 
 
+# ---- presenter view's key numbers ---------------------------------------------------------------------------------
+
+
+def headline(result: lr_curve.Curve, lang: str) -> None:
+    """The curve's key numbers as cards above the chart (presenter view): horizon, warmup, peak, first, last."""
+    plan = result.plan
+    cards = [
+        ("card.total_steps", fmt_int(plan.max_steps)),
+        ("card.warmup", fmt_int(result.warmup)),
+        ("schedule.card.peak", fmt_lr(result.peak)),
+        ("schedule.card.first", "—" if result.first is None else fmt_lr(result.first)),
+        ("schedule.card.last", "—" if result.last is None else fmt_lr(result.last)),
+    ]
+    with st.container(horizontal=True, gap="small", key=f"{layout.CARDS_KEY}_schedule"):
+        for name, value in cards:
+            st.metric(t(lang, name), value, border=True)
+
+
 # ---- notes next to the chart --------------------------------------------------------------------------------------
 
 
@@ -173,8 +191,10 @@ def notes(result: lr_curve.Curve, lang: str) -> None:
         if result.warmup and result.first == 0:
             st.markdown(t(lang, "schedule.note_first_zero", warmup=fmt_int(result.warmup),
                           peak=fmt_int(result.peak_step)))
-        else:
-            st.markdown(t(lang, "schedule.note_first_general"))
+        elif not result.warmup and result.first is not None:  # no warmup: update 1 runs at the schedule's start
+            st.markdown(t(lang, "schedule.note_first_no_warmup", first=fmt_lr(result.first)))
+        elif result.first is not None:
+            st.markdown(t(lang, "schedule.note_first_general", first=fmt_lr(result.first)))
             if name == "cosine_warmup_with_min_lr" and result.warmup and result.first is not None:
                 st.markdown(t(lang, "schedule.note_shifted", first=fmt_lr(result.first)))
             elif name == "warmup_stable_decay" and result.warmup and result.first:

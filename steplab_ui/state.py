@@ -137,12 +137,14 @@ def _is_set(key: str) -> bool:
 
 
 def _default_arg(key: str, default: Any) -> dict[str, Any]:
-    """`value=` only for a widget whose state no callback has set (Streamlit warns about both at once)."""
-    return {} if _is_set(key) else {"value": default}
+    """`value=` always: a bound widget leaves its *default* out of the URL, so the default must be the same on
+    every run (without `value=` a number input's default is its minimum, and a lesson's accumulation of 1 would
+    vanish from the URL and reload as 8). The state a callback set still wins over `value=`."""
+    return {"value": default}
 
 
 def _default_index(key: str, options: tuple[str, ...]) -> dict[str, Any]:
-    return {} if _is_set(key) else {"index": options.index(widget_default(key))}
+    return {"index": options.index(widget_default(key))}
 
 
 def _main_control(name: str, lang: str) -> None:
@@ -205,13 +207,14 @@ def _advanced(lang: str) -> None:
         st.toggle(t(lang, "field.dataloader_drop_last"), **_default_arg("dataloader_drop_last", False), key="dataloader_drop_last", bind=BIND,
                   help=t(lang, "help.dataloader_drop_last"))
         trainer = st.selectbox(t(lang, "field.trainer"), list(PROFILES), key="trainer", bind=BIND,
+                               **_default_index("trainer", tuple(PROFILES)),
                                help=t(lang, "help.trainer"))
         st.caption(t(lang, "sidebar.trainer_matched", release=PROFILES[trainer].matched,
                      releases=PROFILES[trainer].releases))
         st.number_input(t(lang, "field.learning_rate"), **number_range("learning_rate"), **_default_arg("learning_rate", 5e-5), step=1e-5,
                         format="%.2e", key="learning_rate", bind=BIND, help=t(lang, "help.learning_rate"))
         st.selectbox(t(lang, "field.lr_scheduler_type"), list(FIELDS["lr_scheduler_type"].choices),
-                     key="lr_scheduler_type", bind=BIND,
+                     key="lr_scheduler_type", bind=BIND, **_default_index("lr_scheduler_type", FIELDS["lr_scheduler_type"].choices),
                      help=t(lang, "help.lr_scheduler_type"))
         st.text_input(t(lang, "field.lr_scheduler_kwargs"), **_default_arg("lr_scheduler_kwargs", ""), key="lr_scheduler_kwargs", bind=BIND,
                       placeholder='{"num_cycles": 0.5}', help=t(lang, "help.lr_scheduler_kwargs"), max_chars=300)
@@ -268,6 +271,51 @@ def render_sidebar(lang: str) -> None:
                             **_default_arg("max_steps", 100), step=1,
                             key="max_steps", bind=BIND, help=t(lang, "help.max_steps"))
         _advanced(lang)
+    write_url()
+
+
+def url_text(key: str, value: Any) -> str | None:
+    """How the URL writes a setup value: None for the control's default (left out, as Streamlit does), whole
+    numbers without `.0` (`eval_steps=50`, not `50.0`), flags as `true`/`false`."""
+    if key == "max_steps":  # the toggle is on: always written, since its presence in the URL turns the toggle on
+        return None if value is None else str(int(value))
+    default = widget_default(key)
+    if value == default or value is None or (isinstance(value, str) and key not in TEXT_KEYS):
+        return None
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return str(value)
+
+
+def _bound_keys() -> list[str]:
+    """The setup keys whose bound control is on screen this run (a broken URL value left a fallback instead)."""
+    keys = [key for key in SETUP_KEYS if not _is_set(f"{key}__fallback")]
+    if not st.session_state.get("use_max_steps"):
+        keys.remove("max_steps")
+    if st.session_state.get("trainer") != "lightning-2":
+        keys.remove("limit_train_batches")
+    return keys
+
+
+def write_url() -> None:
+    """Every way of changing the setup leaves a URL that reopens exactly it.
+
+    Streamlit syncs a bound control to the URL, but a value set from code (a lesson's "use this setup", a preset,
+    an imported YAML) reaches the URL only when the control was on screen in the run before, and it writes
+    floats as `50.0`. So after the sidebar, the URL is set to what the controls hold, in `url_text`'s form.
+    """
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    wanted = {key: url_text(key, st.session_state.get(key)) for key in _bound_keys()}
+    with get_session_state().query_params() as params:
+        for key, text in wanted.items():
+            current = params.get(key) if params.has_param(key) else None
+            if text is None and current is not None and key != "max_steps":
+                params.remove_param(key)
+            elif text is not None and current != text:
+                params.set_corrected_value(key, text, "string_value")
 
 
 def setup_from_widgets() -> tuple[TrainingSetup | None, SetupError | None]:

@@ -18,7 +18,7 @@ def _open_in_app(lesson: Lesson, scenario: str) -> None:
     state.apply_values(lesson.scenarios[scenario].to_dict())
 
 
-def calculator(lesson: Lesson, block: Block, lang: str, key: str) -> None:
+def calculator(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
     scenario = block.data["scenario"]
     plan = lesson.plan(scenario)
     calculator_view.cards(plan, lang, key=f"_{key}")
@@ -28,12 +28,12 @@ def calculator(lesson: Lesson, block: Block, lang: str, key: str) -> None:
               help=t(lang, "lesson.use_setup_help"), icon=":material/input:")
 
 
-def compare(lesson: Lesson, block: Block, lang: str, key: str) -> None:
+def compare(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
     names = block.data.get("scenarios") or [block.data["scenario"]]
-    compare_view.table([lesson.scenarios[name].to_dict() for name in names], lang)
+    compare_view.table([lesson.scenarios[name].to_dict() for name in names], lang, presenter=presenter, key=f"_{key}")
 
 
-def schedule(lesson: Lesson, block: Block, lang: str, key: str) -> None:
+def schedule(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
     from steplab.teaching import lr_curve
     from steplab_ui import schedule_chart
 
@@ -41,28 +41,64 @@ def schedule(lesson: Lesson, block: Block, lang: str, key: str) -> None:
     result = lr_curve.curve(plan)
     sentence = lr_curve.summary(result).get(lang)
     if lr_curve.drawable(plan):
-        st.plotly_chart(schedule_chart.figure(result, lang), key=f"{key}_chart", alt=sentence,
+        st.plotly_chart(schedule_chart.figure(result, lang, presenter=presenter), key=f"{key}_chart", alt=sentence,
                         config={"displaylogo": False})
     st.caption(sentence)
 
 
-def animation(lesson: Lesson, block: Block, lang: str, key: str) -> None:
-    """A compact stepper over the scenario's accumulation frames (the full player is on the animation page)."""
+def animation(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
+    """A compact stepper over the scenario's accumulation frames (the full player is on the animation page).
+
+    Presenter view: the counters in one row under the slider (above the fold), the figure's words projector-sized.
+    """
     from steplab.teaching.narration import narration
     from steplab.teaching.timeline import build_timeline
     from steplab_ui import animation_view
 
     timeline = build_timeline(lesson.plan(block.data["scenario"]))
     last = len(timeline.frames) - 1
-    position = st.slider(t(lang, "lesson.frame"), 0, last, 0, key=f"{key}_frame") if last > 0 else 0
+    position = 0
+    if last > 0:
+        slot = f"{key}_frame"
+        with st.container(horizontal=True, vertical_alignment="bottom"):
+            st.button(t(lang, "anim.back"), key=f"{key}_back", icon=":material/skip_previous:",
+                      on_click=_move_frame, args=(slot, -1, last), disabled=st.session_state.get(slot, 0) <= 0)
+            st.button(t(lang, "anim.step"), key=f"{key}_next", icon=":material/skip_next:",
+                      on_click=_move_frame, args=(slot, 1, last), disabled=st.session_state.get(slot, 0) >= last)
+            st.button(t(lang, "anim.step_update"), key=f"{key}_update", icon=":material/fast_forward:",
+                      on_click=_next_update, args=(slot, timeline), disabled=st.session_state.get(slot, 0) >= last)
+        # the slider names each position by its micro-batch in the run (1, 2, …), as the frame below does
+        position = st.select_slider(t(lang, "lesson.frame"), options=range(last + 1), key=slot,
+                                    format_func=lambda p: fmt_int(timeline.frames[p].index + 1),
+                                    **({} if slot in st.session_state else {"value": 0}))
     frame = timeline.frames[position]
     text = narration(frame, timeline).get(lang)
-    st.plotly_chart(animation_view.frame_figure(timeline, position, lang, compact=True), key=f"{key}_figure",
-                    alt=text, config=animation_view.CHART_CONFIG)
+    counters = animation_view.counters(frame, timeline, lang)
+    if presenter:
+        with st.container(horizontal=True, gap="small", key=f"{key}_counters"):
+            for name, value in counters:
+                st.metric(name, value, border=True)
+        figure = animation_view.player_figure(timeline, position, lang, presenter=True,
+                                              height=animation_view.LESSON_PRESENTER_HEIGHT)
+    else:
+        figure = animation_view.frame_figure(timeline, position, lang, compact=True)
+    st.plotly_chart(figure, key=f"{key}_figure", alt=text, config=animation_view.CHART_CONFIG)
     st.markdown(text)
-    columns = st.columns(3)
-    for index, (name, value) in enumerate(animation_view.counters(frame, timeline, lang)):
-        columns[index % 3].metric(name, value)
+    if not presenter:
+        columns = st.columns(3)
+        for index, (name, value) in enumerate(counters):
+            columns[index % 3].metric(name, value)
+
+
+def _move_frame(slot: str, by: int, last: int) -> None:
+    st.session_state[slot] = min(max(st.session_state.get(slot, 0) + by, 0), last)
+
+
+def _next_update(slot: str, timeline) -> None:
+    """To the next frame that closes an optimizer step (or the last frame)."""
+    now = st.session_state.get(slot, 0)
+    later = [p for p in range(now + 1, len(timeline.frames)) if timeline.frames[p].is_step]
+    st.session_state[slot] = later[0] if later else len(timeline.frames) - 1
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -79,7 +115,7 @@ def _overfitting():
     return lab.run()
 
 
-def lab(lesson: Lesson, block: Block, lang: str, key: str) -> None:
+def lab(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
     """A lab's headline result, computed for real with torch on this machine; the full lab is one click away."""
     name = block.data["lab"]
     setup = lesson.scenarios[block.data["scenario"]]
@@ -113,7 +149,7 @@ def _use_sample_count(count: int) -> None:
     st.session_state["num_samples"] = int(count)
 
 
-def funnel(lesson: Lesson, block: Block, lang: str, key: str) -> None:
+def funnel(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
     """LLaMA-Factory's dataset funnel on the learner's numbers: rows per dataset, `max_samples`, `val_size`.
 
     Starts from the block's `llamafactory` scenario; a combination LLaMA-Factory refuses is said, never raised."""
@@ -143,7 +179,7 @@ def funnel(lesson: Lesson, block: Block, lang: str, key: str) -> None:
         st.error(t(lang, "lesson.funnel.refused", problem=error.message(lang)), icon=":material/block:")
     else:
         train = fmt_int(result.train_examples)
-        show_chart(result, lang, f"{key}_chart", t(lang, "lesson.funnel.alt", train=train))
+        show_chart(result, lang, f"{key}_chart", t(lang, "lesson.funnel.alt", train=train), presenter=presenter)
         with st.container(horizontal=True):
             st.metric(t(lang, "lesson.funnel.train"), train)
             if result.eval_examples is not None:
@@ -155,7 +191,7 @@ def funnel(lesson: Lesson, block: Block, lang: str, key: str) -> None:
         st.caption(lesson.say(block.text("caption"), lang))
 
 
-WIDGETS: dict[str, Callable[[Lesson, Block, str, str], None]] = {
+WIDGETS: dict[str, Callable[[Lesson, Block, str, str, bool], None]] = {
     "lab": lab,
     "animation": animation,
     "calculator": calculator,
@@ -164,7 +200,7 @@ WIDGETS: dict[str, Callable[[Lesson, Block, str, str], None]] = {
 }
 
 
-def render(lesson: Lesson, block: Block, lang: str, key: str) -> None:
-    WIDGETS[block.data["widget"]](lesson, block, lang, key)
+def render(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
+    WIDGETS[block.data["widget"]](lesson, block, lang, key, presenter)
     if "caption" in block.data:
         st.caption(lesson.say(block.text("caption"), lang))

@@ -5,7 +5,10 @@ Also the drawing (every kind of frame is a valid plotly figure with fixed ranges
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
+import re
 import time
 
 import plotly.graph_objects as go
@@ -17,7 +20,7 @@ from steplab.i18n import catalogue, fmt_int, fmt_lr
 from steplab.teaching.timeline import build_timeline
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
-from steplab_ui import animation_view, layout
+from steplab_ui import animation_view, layout, presenter
 from steplab_ui.animation_html import animation_figure, export_html
 from steplab_ui.layout import COLOURS
 
@@ -161,12 +164,15 @@ def test_setup_from_the_url_and_an_old_release():
 
 
 def test_presenter_mode_from_the_url():
-    at = run(lang="en", presenter="true")
-    assert at.toggle(key="presenter").value is True
+    at = run(lang="en", presenter="true")  # the page's older links say `true`; the URL now says 1
+    assert at.button(key=presenter.SWITCH).label == catalogue("en")["presenter.leave"]
+    assert at.query_params["presenter"] == "1"
     assert not any("Measured, not computed" in m.value for m in at.markdown)  # only the animation
     styles = [e.proto.body for e in at.get("html") if "stSidebar" in e.proto.body]  # the presenter style
     assert len(styles) == 1 and "<script" not in styles[0]
     assert len(at.metric) == 6
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert min(a["font"]["size"] for a in spec["layout"]["annotations"]) >= presenter.FIGURE_FONT
 
 
 def test_bad_setup_and_empty_run_give_messages():
@@ -242,9 +248,16 @@ def test_html_export_has_every_frame_play_pause_and_a_slider():
     assert len(figure.layout.sliders[0].steps) == 24
     page = export_html(timeline, "zh")
     assert page.startswith("<!doctype html>") and '<html lang="zh">' in page
-    assert "<title>StepLab · 梯度累积动画</title>" in page and "plotly.js" in page.lower()
+    assert "<title>StepLab · 梯度累积动画</title>" in page
     assert "24 个小批次" in page
-    assert len(page) > 3_000_000  # plotly.js is inside: the file works offline
+    # plotly.js is inside once (gzip-compressed, the browser unpacks it): the file works offline
+    from steplab_ui.animation_html import PLOTLY_JS
+
+    packed = re.search(r'<script type="application/octet-stream" id="steplab-plotly-gz">([^<]+)</script>', page)
+    assert packed and base64.b64decode(packed.group(1)) == PLOTLY_JS.read_bytes()
+    assert b"plotly.js" in gzip.decompress(PLOTLY_JS.read_bytes())[:200]
+    frames = json.loads(re.search(r'id="steplab-frames">(.*?)</script>', page, re.DOTALL).group(1))
+    assert [frame["name"] for frame in frames] == [str(position) for position in range(24)]
 
 
 def test_counters_match_the_figure():

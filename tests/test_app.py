@@ -26,6 +26,13 @@ def run(path: str, **params: str) -> AppTest:
     return at
 
 
+def first_button(at: AppTest):
+    """The page's own first button (every page starts with the presenter switch, `steplab_ui.presenter.SWITCH`)."""
+    from steplab_ui.presenter import SWITCH
+
+    return next(button for button in at.button if button.key != SWITCH)
+
+
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
@@ -114,15 +121,15 @@ def test_yaml_import_good_and_bad(tmp_path):
     text = (EXAMPLES / "train_lora__qwen3_lora_sft.yaml").read_text()
     at = run("app_pages/config.py", lang="en")
     at.text_area(key="config_text").set_value(text).run()
-    at.button[0].click().run()
+    first_button(at).click().run()
     assert at.success and not at.exception
     assert at.session_state["num_samples"] == 1090
     assert at.session_state["per_device_train_batch_size"] == 1
     at.text_area(key="config_text").set_value("a: [1,\nb: 2").run()
-    at.button[0].click().run()
+    first_button(at).click().run()
     assert any("line 3" in e.value for e in at.error)
     at.text_area(key="config_text").set_value("!!python/object/apply:os.system ['echo hi']").run()
-    at.button[0].click().run()
+    first_button(at).click().run()
     assert at.error and not at.exception
 
 
@@ -168,9 +175,9 @@ def test_filling_with_nothing_says_what_to_do(lang):
     assert at.get("file_uploader")[0].proto.label == catalogue(lang)["config.file"].format(limit=limit)
     for pasted in ("", "  \n "):
         at.text_area(key="config_text").set_value(pasted).run()
-        at.button[0].click().run()
+        first_button(at).click().run()
         assert [w.value for w in at.warning] == [catalogue(lang)["config.nothing"].format(limit=limit)]
         assert not at.error and not at.success and not at.exception
     at.text_area(key="config_text").set_value("# only a comment\n").run()
-    at.button[0].click().run()  # a document without keys is still the parser's "empty"
+    first_button(at).click().run()  # a document without keys is still the parser's "empty"
     assert at.error and catalogue(lang)["config.nothing"].format(limit=limit) not in [w.value for w in at.warning]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
+from test_app import first_button
 
 from steplab.dataset.load import funnel_from_rows
 from steplab.i18n import fmt_int, t
@@ -25,7 +26,7 @@ def test_typed_rows_fill_the_sample_count_through_the_dataset_stage():
         at = page(lang)
         at.text_area(key="config_text").set_value(YAML).run()
         at.number_input(key="config_rows_alp1000").set_value(1000).run()
-        at.button[0].click().run()
+        first_button(at).click().run()
         assert not at.exception and at.success
         expected = funnel_from_rows({"dataset": "alp1000", "val_size": 0.1}, {"alp1000": 1000}).train_examples
         assert at.session_state["num_samples"] == expected == 900
@@ -38,7 +39,7 @@ def test_an_impossible_split_is_said_and_nothing_changes():
     before = at.session_state["num_samples"]
     at.text_area(key="config_text").set_value(YAML.replace("val_size: 0.1", "val_size: 5000")).run()
     at.number_input(key="config_rows_alp1000").set_value(1000).run()
-    at.button[0].click().run()
+    first_button(at).click().run()
     assert not at.exception and at.error
     assert at.session_state["num_samples"] == before
 
@@ -46,7 +47,7 @@ def test_an_impossible_split_is_said_and_nothing_changes():
 def test_a_scheduler_name_the_trainer_lacks_is_refused_in_its_words_and_nothing_changes():
     at = page("en")
     at.text_area(key="config_text").set_value("num_samples: 100\nlr_scheduler_type: cosine_fancy\n").run()
-    at.button[0].click().run()
+    first_button(at).click().run()
     assert not at.exception and at.session_state["lr_scheduler_type"] == "linear"
     shown = " ".join([e.value for e in at.error] + [c.value for c in at.code])
     assert "cosine_fancy is not a valid SchedulerType" in shown
@@ -55,7 +56,7 @@ def test_a_scheduler_name_the_trainer_lacks_is_refused_in_its_words_and_nothing_
 def test_new_trainer_flags_come_in_from_a_yaml_and_reach_the_sidebar():
     at = page("en")
     at.text_area(key="config_text").set_value("num_samples: 100\nlogging_first_step: true\neval_on_start: true\n").run()
-    at.button[0].click().run()
+    first_button(at).click().run()
     assert not at.exception
     assert at.session_state["logging_first_step"] is True and at.session_state["eval_on_start"] is True
 
@@ -68,7 +69,7 @@ def test_packing_without_a_tokenizer_is_applied_as_a_labelled_upper_end():
         at = page(lang)
         at.text_area(key="config_text").set_value(packed).run()
         at.number_input(key="config_rows_short1600").set_value(1600).run()
-        at.button[0].click().run()
+        first_button(at).click().run()
         assert not at.exception and at.session_state["num_samples"] == high
         warning = " ".join(w.value for w in at.warning)
         assert fmt_int(low) in warning and fmt_int(high) in warning

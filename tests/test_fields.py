@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 from streamlit.testing.v1 import AppTest
+from test_app import first_button
 
 from steplab.cli import main
 from steplab.errors import SetupError
@@ -120,7 +121,7 @@ def test_an_imported_accumulation_of_2000_reaches_every_page(lang):
     at.query_params["lang"] = lang
     at.run()
     at.text_area(key="config_text").set_value("gradient_accumulation_steps: 2000\nnum_samples: 1600\n").run()
-    at.button[0].click().run()
+    first_button(at).click().run()
     assert at.success and not at.exception and not at.warning
     assert at.number_input(key="gradient_accumulation_steps").value == 2000
     assert at.query_params["gradient_accumulation_steps"] == "2000"

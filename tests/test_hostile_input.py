@@ -8,6 +8,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
+from test_app import first_button
 
 from steplab.i18n import catalogue
 from steplab_ui.state import SETUP_KEYS, url_value_problem
@@ -68,7 +69,7 @@ def test_hostile_yaml_on_the_config_page():
     for text in (bomb, "!!python/object/new:os.system ['touch /tmp/steplab-pwned']", "[" * 5000,
                  "per_device_train_batch_size: {a: 1}", "x" * 300_000, "\x00\x01\x02binary"):
         at.text_area(key="config_text").set_value(text[:262_144]).run()
-        at.button[0].click().run()
+        first_button(at).click().run()
         assert not at.exception
         assert at.error, text[:40]
     assert not Path("/tmp/steplab-pwned").exists()

@@ -13,6 +13,8 @@ from test_app import run as run_page
 
 from steplab.i18n import catalogue, fmt_float, fmt_int, t
 from steplab.labs import accumulation, chapter_memory, memory, overfitting, readings, token_weighting
+from steplab.teaching.presets import presets
+from steplab.trainer.events import events
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
 from steplab_ui import labs_view as view
@@ -98,9 +100,13 @@ def test_lab_c_checkpoints_of_the_shared_setup_and_per_epoch(english):
     at = english
     result = overfitting.run(12, 0)
     assert metrics(at)["Lowest validation loss"] == fmt_float(result.val_loss[result.best_step - 1], 3)
-    # the course setup saves once, at its last step (150 = epoch 3) → lab step 36
+    # the course setup saves at every save_steps (the chapter's 50, 100, 150), each moved onto the lab's epochs
+    course = make_plan(presets()["course_default"].setup())
+    saved = overfitting.setup_checkpoints(course, result.steps_per_epoch, result.steps)
+    assert [c.setup_step for c in saved] == events(course, "save").steps()
     assert at.selectbox(key="labs_c_checkpoint").options == [
-        f"step 36 · epoch 3 · validation {fmt_float(result.val_loss[35], 3)} · your step 150"]
+        f"step {c.step} · epoch {fmt_float(c.epoch, 2)} · validation {fmt_float(result.val_loss[c.step - 1], 3)}"
+        f" · your step {c.setup_step}" for c in saved]
     at.radio(key="labs_c_source").set_value("epoch").run()
     assert len(at.selectbox(key="labs_c_checkpoint").options) == 12
     at.selectbox(key="labs_c_checkpoint").set_value(24).run()

@@ -81,11 +81,12 @@ def test_dropped_or_added_characters_are_caught():
 
 
 @pytest.mark.parametrize(("text", "says"), [
-    ("", "Paste"), ("   ", "Paste"), ("hello", "not a StepLab progress code"), ("SL1-", "not a StepLab"),
+    ("", "Paste"), ("   ", "Paste"), ("hello", "not a StepLab progress code"), ("SL1-", "incomplete"),
     ("SL2-2000-000A-SQ1Y", "another version"), ("SL9-2000", "another version"), ("SL1-2000-000A-SQ1Z", "checksum"),
     ("SL1-UUUU", "invalid character"), ("SL1-2", "damaged"), ("SL1-2000", "incomplete"), ("SL1-20", "damaged"),
     ("SL1-２０００", "only letters"), ("SL1-" + "Z" * 300, "too long"), ("SL1-ÄÖÜ", "only letters"),
-    ("SL1-2000-000A-SQ1Y; DROP TABLE", "not a StepLab"), ("\x00\x01", "not a StepLab"),
+    ("SL1-2000-000A-SQ1Y; DROP TABLE", "invalid character ';'"), ("\x00\x01", "not a StepLab"),
+    ("SL1-ZZZZ-!!!!-0000", "invalid character '!'"), ("SL2-!!!!", "another version"),
 ])
 def test_bad_codes_say_why(text, says):
     with pytest.raises(ProgressError) as caught:

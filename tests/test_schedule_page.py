@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from steplab.i18n import catalogue, t, zh_typography
 from steplab.teaching import lr_curve
+from steplab.teaching.presets import presets
 from steplab.trainer import geometry
 from steplab.trainer.events import events
 from steplab.trainer.plan import make_plan
@@ -24,8 +25,7 @@ from steplab.trainer.setup import setup_from_mapping
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "app_pages" / "schedule.py")
-COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
-          "num_train_epochs": 3, "eval_strategy": "steps", "eval_steps": 50}
+COURSE = presets()["course_default"].values  # what the sidebar opens with
 
 
 def run(**params: str) -> AppTest:
@@ -64,7 +64,9 @@ def shown_setup(at: AppTest):
     values = {key: at.session_state[key] for key in ("num_samples", "per_device_train_batch_size",
                                                      "gradient_accumulation_steps", "num_train_epochs",
                                                      "lr_scheduler_type", "lr_scheduler_kwargs", "trainer",
-                                                     "learning_rate", "warmup_steps", "eval_strategy", "eval_steps")
+                                                     "learning_rate", "warmup_steps", "eval_strategy", "eval_steps",
+                                                     "save_strategy", "save_steps", "logging_strategy",
+                                                     "logging_steps")
               if key in at.session_state}
     values["max_steps"] = at.session_state["max_steps"] if at.session_state["use_max_steps"] else -1
     return make_plan(setup_from_mapping(values)[0])
@@ -97,7 +99,7 @@ def test_course_default_curve_markers_and_text_equal_the_engine():
     evaluation = trace(figure, "evaluation")
     assert array(evaluation["x"]).tolist() == events(plan, "eval").steps() == [50, 100, 150]
     assert array(evaluation["y"]).tolist() == lr_curve.rates_at(plan, [50, 100, 150]).tolist()
-    assert array(trace(figure, "checkpoint")["x"]).tolist() == [150]  # the final save of 5.x
+    assert array(trace(figure, "checkpoint")["x"]).tolist() == events(plan, "save").steps() == [50, 100, 150]
     stop = trace(figure, "last update")
     assert stop["x"] == [150] and stop["y"] == [plan.learning_rates(150, 150)[0]]
     lines = array(trace(figure, "epoch ends")["x"])

@@ -11,7 +11,8 @@ A lesson is a title, goals and an ordered list of blocks. Block kinds:
 
 Numbers in the text are never typed (tests/test_prose.py checks): `{course.max_steps}` is the engine's value for
 the lesson's scenario `course`, `{course.setup.warmup_steps}` the value the scenario sets,
-`{course.trainer_release}` / `{course.trainer_matched}` its Trainer profile's releases, `{lesson.several_gpus}`
+`{course.trainer_release}` / `{course.trainer_matched}` its Trainer profile's releases, `{course.loss_scaling}` how
+that release scales each micro-batch's loss, `{lesson.several_gpus}`
 the number of another lesson (by its file name), and `{measured.v100_batch4_acc8.seconds}` a figure measured in
 the course. A `llamafactory` scenario also has `{capped.yaml.max_samples}` (a value its YAML sets) and
 `{capped.funnel.train_examples}` / `{capped.funnel.eval_examples}` (its dataset funnel on the known row counts).
@@ -33,7 +34,7 @@ from steplab.dataset.funnel import Funnel
 from steplab.dataset.load import funnel_from_rows, known_rows
 from steplab.dataset.settings import data_settings
 from steplab.errors import InputError, SetupError, TrainerRefusal
-from steplab.i18n import LANGUAGES, Text, fill
+from steplab.i18n import LANGUAGES, Text, fill, msg
 from steplab.io.config_read import read_config
 from steplab.teaching.measurements import measurements
 from steplab.teaching.presets import presets
@@ -133,6 +134,9 @@ class Lesson:
         if rest in ("trainer_release", "trainer_matched"):  # "4.47 – 4.51", "transformers 4.51.3"
             profile = PROFILES[scenario.trainer]
             return profile.releases if rest == "trainer_release" else profile.matched
+        if rest == "loss_scaling":  # how its release scales each micro-batch's loss (a sentence of the catalogue)
+            profile = PROFILES[scenario.trainer]
+            return msg(f"loss_scaling.{profile.loss_scaling}", releases=profile.releases)
         return quantity(self.plan(head), rest)
 
     def say(self, text: Text, lang: str) -> str:

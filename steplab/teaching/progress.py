@@ -220,6 +220,24 @@ def to_code(progress: Progress) -> str:
 CODE_SHAPE = re.compile(rf"{PREFIX}(\d{{1,3}})[\s\-]+([0-9A-Z][0-9A-Z\s\-]*)")
 
 
+CODE_HEAD = re.compile(rf"{PREFIX}(\d{{1,3}})[\s\-]+")
+
+
+def _why_not_a_code(upper: str) -> None:
+    """A text that is not shaped like a code: a StepLab start with a wrong character or nothing after it says so;
+    anything else is not a StepLab code at all."""
+    head = CODE_HEAD.match(upper)
+    if head is None:
+        raise ProgressError("progress.code_not_steplab", start=f"{PREFIX}{VERSION}-")
+    if int(head.group(1)) != VERSION:
+        raise ProgressError("progress.code_other_version", version=int(head.group(1)))
+    body = upper[head.end():]
+    bad = next((char for char in body if char not in READ_AS and char not in "- \t\n\r"), None)
+    if bad is not None:
+        raise ProgressError("progress.code_invalid_character", char=repr(bad))
+    raise ProgressError("progress.code_incomplete")
+
+
 def from_code(text: Any) -> Progress:
     """Read a progress code back; `ProgressError` for anything that is not a valid code of this version."""
     if not isinstance(text, str) or not text.strip():
@@ -231,7 +249,7 @@ def from_code(text: Any) -> Progress:
         raise ProgressError("progress.code_not_ascii")
     match = CODE_SHAPE.fullmatch(upper)
     if match is None:
-        raise ProgressError("progress.code_not_steplab", start=f"{PREFIX}{VERSION}-")
+        _why_not_a_code(upper)
     version = int(match.group(1))
     if version != VERSION:
         raise ProgressError("progress.code_other_version", version=version)

@@ -12,8 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+import numpy as np
+
 from steplab.trainer import run
-from steplab.trainer.geometry import samples_in_epoch
+from steplab.trainer.geometry import epochs_and_samples, samples_in_epoch
 from steplab.trainer.plan import Plan
 
 MAX_LANES = 8  # GPU lanes drawn; more are summarised in one row
@@ -43,6 +45,7 @@ class Frame:
     duplicated: tuple[int, ...]  # repeated samples per GPU lane (only in an epoch's last micro-batch)
     dropped: int  # samples per epoch never used (drop_last / limit_train_batches), on the epoch's end
     skipped: int  # micro-batches per epoch never fetched (transformers 4.46–4.51), on the epoch's end
+    trainer_epoch: float = 0.0  # `state.epoch` as the Trainer holds it: set at optimizer steps only (0 before the first)
 
     @property
     def is_step(self) -> bool:
@@ -236,7 +239,15 @@ class _Run:
             duplicated=self._duplicated() if micro_batch == self.length else (),
             dropped=self.plan.epoch.dropped if ends_epoch else 0,
             skipped=self.length - epoch.fetched if ends_epoch else 0,
+            trainer_epoch=self._trainer_epoch(updates),
         )
+
+    def _trainer_epoch(self, updates: int) -> float:
+        """`state.epoch` after `updates` optimizer steps: the Trainer sets it at a step (epoch + micro-batch / L of
+        that step) and keeps it until the next one; 0 before the first update."""
+        if not updates:
+            return 0.0
+        return float(epochs_and_samples(self.plan, np.array([updates], dtype=np.int64))[0][0])
 
     def _duplicated(self) -> tuple[int, ...]:
         """Repeated samples per lane in an epoch's last micro-batch (they fill the last lanes)."""

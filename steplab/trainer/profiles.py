@@ -25,6 +25,10 @@ class TrainerProfile:
     warmup_steps_ratio: bool  # warmup_steps < 1 is a ratio and warmup_ratio is the deprecated alias (5.x)
     empty_loader_error: tuple[str, str] | None  # a refusal for an empty dataloader in every mode (4.46)
     log_block: str  # which "***** Running training *****" block it prints: "5", "4" or "lightning"
+    loss_scaling: str = "group_tokens"  # how a micro-batch's loss is scaled before backward (catalogue `loss_scaling.*`):
+    # "group_tokens": summed token loss / label tokens of the whole accumulation group (4.46+, causal LMs);
+    # "mean_then_tokens": mean / GA up to 4.45, group tokens from 4.46 (the range 4.28 – 4.46);
+    # "mean_over_accumulation": mean / accumulate_grad_batches (Lightning)
 
 
 PROFILES: dict[str, TrainerProfile] = {
@@ -53,12 +57,13 @@ PROFILES: dict[str, TrainerProfile] = {
             round_updates_up=False, running_count=True, last_chunk_from_samples=True,
             final_eval=False, final_save_any_strategy=True, warmup_steps_ratio=False,
             empty_loader_error=("TypeError", "object of type 'NoneType' has no len()"), log_block="4",
+            loss_scaling="mean_then_tokens",
         ),
         TrainerProfile(
             id="lightning-2", framework="lightning", matched="lightning 2.6.6", releases="PyTorch Lightning 2.x",
             round_updates_up=True, running_count=False, last_chunk_from_samples=False,
             final_eval=False, final_save_any_strategy=False, warmup_steps_ratio=True,
-            empty_loader_error=None, log_block="lightning",
+            empty_loader_error=None, log_block="lightning", loss_scaling="mean_over_accumulation",
         ),
     )
 }

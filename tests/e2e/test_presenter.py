@@ -1,0 +1,167 @@
+"""Presenter view at 1920 × 1080 in Debian's Chromium, on lessons, calculator, schedule, compare and animation.
+
+For each page: the one switch is visible, nothing covers it (`document.elementFromPoint` at its centre is the
+switch) and it turns presenter view on and off by mouse, by its shortcut and by Tab + Enter, the URL in step;
+in presenter view the key numbers are at least 48 px high and all above the fold, and the figures' words (the
+compare page: its table) at least 24 px. Screenshots go to artifacts/screenshots/presenter-*.png.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Locator, Page, expect
+
+from steplab.i18n import t
+from steplab.teaching.lessons import load_lessons
+from steplab_ui import presenter
+
+from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
+from .streamlit_page import expect_no_exception, open_app, wait_for_app_run
+
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
+
+SLOW = 90_000
+WIDTH, HEIGHT = 1920, 1080
+ACCUMULATION = next(lesson for lesson in load_lessons() if lesson.id == "accumulation")
+ANIMATION_PART = next(i for i, block in enumerate(ACCUMULATION.blocks) if block.data.get("widget") == "animation")
+# page -> (its URL, how many key numbers it shows in presenter view, whether it draws a figure)
+PAGES = {
+    "lessons": (f"/lessons?lesson={ACCUMULATION.id}", 6, True),  # the part with the animation: six counters
+    "calculator": ("/calculator", 6, True),
+    "schedule": ("/schedule", 5, True),
+    "compare": ("/compare", 3, False),
+    "animation": ("/animation?frame=8", 6, True),
+}
+DEEPEST = "e => { let n = e; while (n.firstElementChild) n = n.firstElementChild; return n; }"
+ON_TOP = """(e) => {
+    const box = e.getBoundingClientRect();
+    const hit = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+    return hit !== null && e.contains(hit);
+}"""
+FIGURE_WORDS = """() => [...document.querySelectorAll("[data-testid='stMain'] [data-testid='stPlotlyChart'] text")]
+    .filter((text) => text.textContent.trim() && text.getBoundingClientRect().width > 0)
+    .map((text) => [parseFloat(getComputedStyle(text).fontSize), text.textContent])"""
+TABLE_WORDS = """() => [...document.querySelectorAll("[data-testid='stMain'] [data-testid='stTable'] :is(td, th)")]
+    .filter((cell) => cell.textContent.trim())
+    .map((cell) => [parseFloat(getComputedStyle(cell).fontSize), cell.textContent])"""
+
+
+@pytest.fixture(scope="module")
+def server_url(app_server: StreamlitServer) -> str:
+    return app_server.url
+
+
+def switch(page: Page) -> Locator:
+    return page.locator(f".st-key-{presenter.SWITCH} button:visible")
+
+
+def presenter_in_url(page: Page) -> bool:
+    return re.search(r"[?&]presenter=1(&|$)", page.url) is not None
+
+
+def expect_reachable(page: Page, label: str) -> None:
+    """The switch says `label`, is on screen and is the element a click at its centre reaches."""
+    button = switch(page)
+    expect(button).to_have_count(1, timeout=SLOW)
+    expect(button).to_contain_text(label, timeout=SLOW)
+    expect(button).to_be_visible()
+    box = button.bounding_box()
+    assert box and box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= WIDTH
+    assert box["y"] + box["height"] <= HEIGHT
+    assert button.evaluate(ON_TOP), "something covers the presenter switch"
+
+
+def expect_state(page: Page, lang: str, on: bool) -> None:
+    wait_for_app_run(page, timeout=SLOW)
+    expect_reachable(page, t(lang, "presenter.leave" if on else "presenter.enter"))
+    sidebar = page.get_by_test_id("stSidebar")
+    if on:
+        expect(sidebar).to_be_hidden(timeout=SLOW)
+        expect(page.get_by_test_id("stHeader")).to_be_hidden(timeout=SLOW)
+    else:
+        expect(sidebar).to_be_visible(timeout=SLOW)
+    page.wait_for_function("(on) => /[?&]presenter=1(&|$)/.test(location.search) === on", arg=on, timeout=SLOW)
+    assert presenter_in_url(page) is on
+
+
+def tab_to_switch(page: Page) -> None:
+    """Focus the switch the way a keyboard does: Tab from the top of the page until it has the focus."""
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    for _ in range(120):
+        page.keyboard.press("Tab")
+        if switch(page).evaluate("e => e === document.activeElement"):
+            return
+    raise AssertionError("Tab never reached the presenter switch")
+
+
+def key_numbers(page: Page, count: int) -> list[tuple[float, float]]:
+    """(font size of the number itself, bottom edge) of each key number on the page."""
+    values = page.get_by_test_id("stMain").get_by_test_id("stMetricValue")
+    expect(values).to_have_count(count, timeout=SLOW)
+    return [(float(value.evaluate(f"e => parseFloat(getComputedStyle(({DEEPEST})(e)).fontSize)")),
+             value.bounding_box()["y"] + value.bounding_box()["height"]) for value in values.all()]
+
+
+@pytest.mark.parametrize("lang, scheme", [("zh", "light"), ("en", "dark")])
+@pytest.mark.parametrize("name", list(PAGES))
+def test_one_switch_and_a_projector_view(browser: Browser, server_url: str, screenshot_dir: Path, name: str,
+                                         lang: str, scheme: str):
+    path, count, has_figure = PAGES[name]
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}, color_scheme=scheme)
+    page = context.new_page()
+    try:
+        open_app(page, server_url + path + (("&" if "?" in path else "?") + "lang=en" if lang == "en" else ""))
+        expect_state(page, lang, on=False)
+
+        switch(page).click()  # the mouse: on, then off
+        expect_state(page, lang, on=True)
+        switch(page).click()
+        expect_state(page, lang, on=False)
+
+        page.keyboard.press(presenter.SHORTCUT)  # the keyboard: the shortcut turns it on anywhere on the page
+        expect_state(page, lang, on=True)
+        if name == "lessons":  # the lesson's parts move by keyboard too; the animation is one PageDown away
+            for _ in range(ANIMATION_PART):
+                page.keyboard.press("PageDown")
+                wait_for_app_run(page, timeout=SLOW)
+            expect(page.get_by_test_id("stProgress")).to_contain_text(
+                t(lang, "lesson.position", n=ANIMATION_PART + 1, total=len(ACCUMULATION.blocks)), timeout=SLOW)
+        if has_figure:
+            expect(page.get_by_test_id("stMain").get_by_test_id("stPlotlyChart").first.locator(".main-svg").first
+                   ).to_be_visible(timeout=SLOW)
+        wait_for_app_run(page, timeout=SLOW)
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(screenshot_dir / f"presenter-{name}-{lang}-1920-{scheme}.png"), timeout=SLOW)
+
+        numbers = key_numbers(page, count)
+        assert all(size >= 48 for size, _ in numbers), numbers
+        assert all(bottom <= HEIGHT for _, bottom in numbers), f"a key number below the fold: {numbers}"
+        words = page.evaluate(FIGURE_WORDS if has_figure else TABLE_WORDS)
+        assert words, "no words measured"
+        smallest = min(words)
+        assert smallest[0] >= 24, f"{smallest[1]!r} is {smallest[0]} px"
+        expect_no_exception(page)
+
+        tab_to_switch(page)  # the keyboard again: Tab to the switch, Enter turns presenter view off
+        page.keyboard.press("Enter")
+        expect_state(page, lang, on=False)
+        expect_no_exception(page)
+    finally:
+        context.close()
+
+
+def test_a_deep_link_opens_presenter_view_and_the_session_keeps_it(browser: Browser, server_url: str):
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    page = context.new_page()
+    try:
+        open_app(page, server_url + "/?presenter=1&lang=en")
+        expect_state(page, "en", on=True)
+        page.get_by_test_id("stMain").get_by_role("link", name=t("en", "page.calculator.title")).click()
+        expect(page.get_by_test_id("stMain").locator("h1").first).to_have_text(
+            t("en", "page.calculator.title"), timeout=SLOW)
+        expect_state(page, "en", on=True)  # a page change keeps presenter view, and the URL says so again
+    finally:
+        context.close()
