@@ -16,6 +16,7 @@ from steplab.i18n import t
 from steplab.teaching.narration import totals
 from steplab.teaching.timeline import Timeline, build_timeline
 from steplab_ui import animation_view as view
+from steplab_ui import state
 from steplab_ui.animation_html import export_html
 from steplab_ui.page import page
 from steplab_ui.player import SPEEDS, Player, url_frame_ok
@@ -126,8 +127,7 @@ if plan is not None:
         st.info(t(lang, "anim.no_frames"), icon=":material/info:")
     else:
         if FRAME not in st.session_state and not url_frame_ok(st.query_params.get(FRAME), len(timeline.frames)):
-            st.warning(t(lang, "url.ignored", key=FRAME, value=str(st.query_params.get(FRAME))[:40]),
-                       icon=":material/link_off:")  # the first run, before the bound slider drops it silently
+            state.url_notice(lang, FRAME, str(st.query_params.get(FRAME)))  # before the bound slider drops it
         if not presenter:
             st.markdown(totals(timeline).get(lang))
         st.session_state[TICKING] = apply(Player.holding).interval  # a full run is never a tick

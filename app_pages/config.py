@@ -61,6 +61,10 @@ def not_yaml(upload) -> bool:
     return upload is not None and not upload.name.lower().endswith(YAML_SUFFIXES)
 
 
+def not_yaml_error(name: str) -> None:
+    st.error(t(lang, "config.not_yaml_file", name=name[:80].replace("`", "'")), icon=":material/draft:")
+
+
 def import_config() -> None:
     """Read the pasted or uploaded YAML; on success put it into the shared setup (runs as a callback)."""
     upload = st.session_state.get("config_upload")
@@ -110,7 +114,7 @@ with upload:
     uploaded = st.file_uploader(t(lang, "config.file", limit=LIMIT), key="config_upload", max_upload_size=1,
                                 help=t(lang, "config.file_help"))
     if not_yaml(uploaded):
-        st.error(t(lang, "config.not_yaml_file", name=uploaded.name[:80].replace("`", "'")), icon=":material/draft:")
+        not_yaml_error(uploaded.name)
 with st.expander(t(lang, "config.data.heading"), icon=":material/dataset:"):
     st.markdown(t(lang, "config.data.intro"))
     st.file_uploader(t(lang, "config.data.files", limit=f"{DATA_LIMIT_MB} MB"), type=DATA_TYPES,
@@ -131,7 +135,7 @@ status, payload = st.session_state.get(RESULT, (None, None))
 if status == "error":
     st.error(payload.message(lang), icon=":material/error:")
 elif status == "not_yaml":
-    st.error(t(lang, "config.not_yaml_file", name=payload[:80].replace("`", "'")), icon=":material/draft:")
+    not_yaml_error(payload)
 elif status == "refused":
     layout.show_refusal(payload, lang)
 elif status == "nothing":

@@ -110,10 +110,15 @@ def url_value_problem(key: str, raw: str) -> str | None:
     return None if problem is None else problem.text.en
 
 
+def url_notice(lang: str, key: str, raw: str) -> None:
+    """The notice for a URL value that was ignored (a long value shortened)."""
+    shown = raw if len(raw) <= 40 else raw[:37] + "…"
+    st.warning(t(lang, "url.ignored", key=key, value=shown), icon=":material/link_off:")
+
+
 def show_url_notices(lang: str) -> None:
     for key, raw in st.session_state.get(NOTICES, []):
-        shown = raw if len(raw) <= 40 else raw[:37] + "…"
-        st.warning(t(lang, "url.ignored", key=key, value=shown), icon=":material/link_off:")
+        url_notice(lang, key, raw)
 
 
 def _sync_number(name: str) -> None:

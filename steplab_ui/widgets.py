@@ -96,9 +96,8 @@ def _move_frame(slot: str, by: int, last: int) -> None:
 
 def _next_update(slot: str, timeline) -> None:
     """To the next frame that closes an optimizer step (or the last frame)."""
-    now = st.session_state.get(slot, 0)
-    later = [p for p in range(now + 1, len(timeline.frames)) if timeline.frames[p].is_step]
-    st.session_state[slot] = later[0] if later else len(timeline.frames) - 1
+    later = timeline.next_step_position(st.session_state.get(slot, 0))
+    st.session_state[slot] = len(timeline.frames) - 1 if later is None else later
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
