@@ -13,7 +13,7 @@ from steplab.i18n import PLACEHOLDER, catalogue
 ROOT = Path(__file__).resolve().parents[1]
 CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef\u3000-\u303f]")
 CODE = [path for folder in ("steplab", "steplab_ui", "app_pages") for path in sorted((ROOT / folder).rglob("*.py"))]
-ERRORS = {"InputError", "SetupError", "ConfigError", "ProgressError", "LabInputError", "DatasetError"}
+ERRORS = {"InputError", "SetupError", "ConfigError", "ProgressError", "LabInputError", "DatasetError", "ClassError", "PollError", "PollAnswerError"}
 
 
 def test_no_engine_module_holds_a_chinese_sentence():

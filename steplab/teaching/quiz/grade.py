@@ -71,7 +71,9 @@ def _invalid(message: Message) -> Feedback:
     return Feedback(False, "invalid", message)
 
 
-def _close(given: float, answer: float, tolerance: float | None) -> bool:
+def numbers_match(given: float, answer: float, tolerance: float | None) -> bool:
+    """Whether a given number counts as the answer: within `tolerance` if the question has one, else exactly for a
+    whole answer and to about three significant digits for a fraction (the class polls compare the same way)."""
     if tolerance is not None:
         return abs(given - answer) <= tolerance + 1e-12 * max(1.0, abs(answer))
     if float(answer).is_integer():
@@ -81,7 +83,8 @@ def _close(given: float, answer: float, tolerance: float | None) -> bool:
     return abs(given - answer) <= 5e-4 * max(1.0, abs(answer))
 
 
-def _worked(question: Question, plan: Plan | None = None) -> tuple[Line, ...]:
+def worked_for(question: Question, plan: Plan | None = None) -> tuple[Line, ...]:
+    """The lines of the worked arithmetic that lead to a question's answer (all of them for a choice question)."""
     plan = plan or (make_plan(question.setup) if question.setup is not None else None)
     if plan is None:
         return ()
@@ -109,8 +112,8 @@ def _grade_numeric(question: Question, response: Any) -> Feedback:
         return _invalid(given)
     answer = float(question.answer)
     label = quantity_label(question.spec.answer)
-    worked = _worked(question)
-    if _close(given, answer, question.spec.tolerance):
+    worked = worked_for(question)
+    if numbers_match(given, answer, question.spec.tolerance):
         message = msg("quiz.numeric_right", value=question.answer, label=label)
         return Feedback(True, "correct", message, worked, explanation=question.explanation)
     direction = msg("quiz.too_high" if given > answer else "quiz.too_low")
@@ -134,7 +137,7 @@ def _grade_choice(question: Question, response: Any) -> Feedback:
         if isinstance(index, bool) or not isinstance(index, numbers.Integral) or not 0 <= index < len(question.options):
             return _invalid(msg("quiz.bad_option"))
     chosen = frozenset(int(i) for i in picked)
-    worked = _worked(question)
+    worked = worked_for(question)
     if chosen == question.correct:
         return Feedback(True, "correct", msg("quiz.choice_right"), worked, explanation=question.explanation)
     key = "quiz.choice_partly" if question.multiple and chosen & question.correct else "quiz.choice_wrong"

@@ -1,0 +1,362 @@
+"""Class polls: the totals and traps of hand-worked scenarios, stored specs that round-trip or are refused, answers
+checked as the self-check reads them, and every bank question a class can be asked."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from steplab.classroom import polls
+from steplab.classroom.polls import Poll, PollAnswerError, PollError
+from steplab.i18n import LANGUAGES, Message, catalogue
+from steplab.teaching import quiz
+from steplab.teaching.presets import presets
+from steplab.trainer.fields import FIELD_NAMES, FIELDS, MAX_COUNT
+from steplab.trainer.plan import make_plan
+from steplab.trainer.setup import TrainingSetup, setup_from_mapping
+
+SCENARIOS = yaml.safe_load((Path(__file__).parent / "data" / "classroom_polls.yaml").read_text(encoding="utf-8"))
+FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+BANK = quiz.bank_by_id()
+OFFERED = polls.bank_choices()
+SEEDS = (0, 1, 7)
+
+
+def scenario_setup(item: dict) -> TrainingSetup:
+    values = dict(item["setup"])
+    preset = values.pop("preset", None)
+    return setup_from_mapping({**(presets()[preset].values if preset else {}), **values})[0]
+
+
+def scenario_poll(item: dict) -> Poll:
+    setup = scenario_setup(item)
+    return polls.poll_from_change(setup, *item["change"]) if "change" in item else polls.poll_from_setup(setup)
+
+
+def said(text) -> dict[str, str]:
+    return {lang: text.get(lang) for lang in LANGUAGES}
+
+
+def a_setup_poll() -> Poll:
+    return polls.poll_from_setup(presets()["course_default"].setup())
+
+
+def a_choice_poll() -> Poll:
+    qid = next(q for q in OFFERED if BANK[q].kind == "choice")
+    return polls.poll_from_bank(qid, 0)
+
+
+def every_kind() -> list[Poll]:
+    setup = presets()["two_gpus"].setup()
+    return [polls.poll_from_setup(setup), polls.poll_from_change(setup, "gradient_accumulation_steps", 16),
+            polls.poll_from_bank(next(q for q in OFFERED if BANK[q].kind == "numeric"), 3), a_choice_poll()]
+
+
+# --------------------------------------------------------------------------- hand-worked scenarios
+
+
+def test_the_scenarios_cover_what_the_brief_names():
+    names = {item["name"] for item in SCENARIOS}
+    assert {"course_default", "epoch_not_divisible", "two_gpus"} <= names
+    assert any(item["setup"] == {"preset": "course_default"} and "change" not in item for item in SCENARIOS)
+    assert any("change" in item for item in SCENARIOS)
+
+
+@pytest.mark.parametrize("item", SCENARIOS, ids=[item["name"] for item in SCENARIOS])
+def test_a_scenarios_answer_and_traps_are_the_hand_worked_ones(item):
+    poll = scenario_poll(item)
+    shown = polls.reveal(poll)
+    assert shown.answer == item["max_steps"]
+    assert polls.is_numeric(poll)
+    assert {trap.why.key.removeprefix("poll.trap."): trap.value for trap in shown.traps} == item["traps"]
+    assert len({trap.value for trap in shown.traps}) == len(shown.traps)  # no two traps share a value
+    assert item["max_steps"] not in {trap.value for trap in shown.traps}
+    assert polls.is_correct(poll, item["max_steps"]) and not polls.is_correct(poll, item["max_steps"] + 1)
+    assert polls.check(poll, f"{item['max_steps']:,}") == item["max_steps"]
+    for trap in shown.traps:
+        assert polls.trap_for(poll, trap.value) == trap
+        assert not polls.is_correct(poll, trap.value)
+        for lang in LANGUAGES:  # the why says the wrong value with the numbers filled in
+            text = trap.why.get(lang)
+            assert f"{int(trap.value):,}" in text and "{" not in text, text
+    assert polls.trap_for(poll, item["max_steps"]) is None
+
+
+@pytest.mark.parametrize("item", SCENARIOS, ids=[item["name"] for item in SCENARIOS])
+def test_the_worked_arithmetic_is_the_lines_to_the_total(item):
+    poll = scenario_poll(item)
+    keys = [line.key for line in polls.reveal(poll).worked]
+    assert keys[-1] == "max_steps" and set(keys) <= {"micro_batches_per_epoch", "num_update_steps_per_epoch",
+                                                     "max_steps"}
+    assert polls.reveal(poll).worked[-1].formula.endswith(f"{item['max_steps']:,}")
+
+
+def test_a_change_prompt_says_the_old_total_and_the_change():
+    poll = polls.poll_from_change(presets()["course_default"].setup(), "gradient_accumulation_steps", 16)
+    for lang, text in said(polls.prompt(poll)).items():
+        assert "150" in text and "`gradient_accumulation_steps`" in text and "16" in text, (lang, text)
+    last = polls.setup_lines(poll)[-1]
+    assert last.key == "poll.line.change" and "16" in last.get("zh")
+
+
+def test_a_setup_prompt_and_lines_say_the_setups_numbers():
+    poll = scenario_poll({"setup": {"preset": "two_gpus", "dataloader_drop_last": True}})
+    for lang, text in said(polls.prompt(poll)).items():
+        assert all(n in text for n in ("1,001", "`world_size` = 2", "= 8")), (lang, text)
+    keys = [line.key for line in polls.setup_lines(poll)]
+    assert keys == ["poll.line.num_samples", "poll.line.per_device_train_batch_size",
+                    "poll.line.gradient_accumulation_steps", "poll.line.world_size", "poll.line.num_train_epochs",
+                    "poll.line.dataloader_drop_last"]
+    assert "1,001" in polls.setup_lines(poll)[0].get("en")
+
+
+def test_english_plurals_follow_the_count():
+    one = polls.poll_from_setup(TrainingSetup(num_samples=1, per_device_train_batch_size=1))
+    assert polls.prompt(one).get("en").startswith("1 training sample,")
+    assert polls.prompt(a_setup_poll()).get("en").startswith("1,600 training samples,")
+
+
+# --------------------------------------------------------------------------- stored specs
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_every_kind_round_trips_through_json(index):
+    poll = every_kind()[index]
+    stored = json.loads(json.dumps(poll.to_dict()))
+    assert Poll.from_dict(stored) == poll
+    assert Poll.from_dict(stored).to_dict() == stored
+
+
+def test_a_stored_setup_keeps_only_non_default_fields_with_whole_numbers_as_integers():
+    setup = presets()["course_default"].setup().replace(num_train_epochs=3.0, warmup_ratio=0.1, lr_scheduler_type="cosine",
+                                                        lr_scheduler_kwargs={"num_cycles": 0.5})
+    stored = polls.poll_from_setup(setup).to_dict()["setup"]
+    assert "num_samples" not in stored  # 1,600 is the field table's default
+    assert "num_train_epochs" not in stored  # 3 is the default too
+    assert stored["per_device_train_batch_size"] == 4 and type(stored["eval_steps"]) is int
+    assert stored["lr_scheduler_kwargs"] == '{"num_cycles": 0.5}'
+    assert setup_from_mapping(stored)[0] == setup
+
+
+@pytest.mark.parametrize("data", [
+    None, [], "setup", 3, {}, {"kind": "quiz"}, {"kind": "setup"}, {"kind": "setup", "setup": []},
+    {"kind": "setup", "setup": {}, "extra": 1}, {"kind": "setup", "setup": {"num_samples": -1}},
+    {"kind": "setup", "setup": {"no_such_field": 1}}, {"kind": "setup", "setup": {"num_samples": [1]}},
+    {"kind": "setup", "setup": {"num_samples": float("nan")}}, {"kind": "setup", "setup": {"num_samples": "x" * 10_000}},
+    {"kind": "setup", "setup": {"lr_scheduler_type": "foo"}},  # the Trainer refuses it
+    {"kind": "setup", "setup": {1: 2}}, {"kind": ["setup"], "setup": {}},
+    {"kind": "change", "setup": {}}, {"kind": "change", "setup": {}, "change": ["num_samples"]},
+    {"kind": "change", "setup": {}, "change": ["num_samples", 1600]},  # no change at all
+    {"kind": "change", "setup": {}, "change": ["nope", 3]}, {"kind": "change", "setup": {}, "change": [3, 3]},
+    {"kind": "change", "setup": {}, "change": ["world_size", 0]}, {"kind": "change", "setup": {}, "change": "ab"},
+    {"kind": "change", "setup": {}, "change": ["world_size", {"a": 1}]},
+    {"kind": "bank", "question": "no-such-question", "seed": 0}, {"kind": "bank", "question": None, "seed": 0},
+    {"kind": "bank", "question": OFFERED[0], "seed": -1}, {"kind": "bank", "question": OFFERED[0], "seed": True},
+    {"kind": "bank", "question": OFFERED[0], "seed": 1.5}, {"kind": "bank", "question": OFFERED[0], "seed": 2**80},
+    {"kind": "bank", "question": OFFERED[0]},
+    {"kind": "bank", "question": next(q for q, s in BANK.items() if s.kind == "sliders"), "seed": 0},
+])
+def test_from_dict_refuses_malformed_specs(data):
+    with pytest.raises(PollError) as raised:
+        Poll.from_dict(data)
+    assert raised.value.code.startswith("poll.")
+    assert all(raised.value.message(lang) for lang in LANGUAGES)
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                    max_leaves=12)
+FIELD_VALUES = st.none() | st.booleans() | st.integers(-3, 2 * MAX_COUNT) | st.floats(-2, 40) | st.text(max_size=6)
+NEAR_SPECS = st.fixed_dictionaries({
+    "kind": st.sampled_from(["setup", "change", "bank", "other"]),
+    "setup": st.dictionaries(st.sampled_from(FIELD_NAMES), FIELD_VALUES, max_size=4),
+}, optional={"change": st.tuples(st.sampled_from([*FIELD_NAMES, "x"]), FIELD_VALUES).map(list) | JSON,
+             "question": st.sampled_from(list(BANK)) | JSON, "seed": st.integers(-2, 2**40) | JSON})
+
+
+@FAST
+@given(JSON)
+def test_arbitrary_json_never_raises_anything_but_poll_error(data):
+    try:
+        poll = Poll.from_dict(data)
+    except PollError:
+        return
+    assert Poll.from_dict(poll.to_dict()) == poll
+
+
+@FAST
+@given(NEAR_SPECS)
+def test_nearly_valid_specs_never_raise_anything_but_poll_error(data):
+    try:
+        poll = Poll.from_dict(data)
+    except PollError:
+        return
+    assert Poll.from_dict(json.loads(json.dumps(poll.to_dict()))) == poll
+    polls.reveal(poll)
+
+
+# --------------------------------------------------------------------------- answers
+
+
+@pytest.mark.parametrize(("response", "value"), [
+    ("150", 150), (150, 150), (150.0, 150), ("1,600", 1600), ("１５０", 150), (" 150 ", 150), ("0", 0), ("2.5", 2.5),
+    ("1e3", 1000), (10**9, 10**9), ("-0", 0),
+])
+def test_check_reads_numbers_as_the_self_check_does(response, value):
+    assert polls.check(a_setup_poll(), response) == value
+
+
+HOSTILE = [None, "", "   ", [], [150], {}, {"a": 150}, True, False, float("nan"), float("inf"), float("-inf"), "nan",
+           "inf", "1e400", 10**400, -1, "-1", 10**9 + 1, 1e12, "x" * 10_000, "١٥٠", "150 steps", "1,60,0", b"150",
+           object(), (150,), {150}, "150" + "0" * 70]
+
+
+@pytest.mark.parametrize("response", HOSTILE, ids=range(len(HOSTILE)))
+def test_check_refuses_hostile_numbers_with_a_catalogue_message(response):
+    with pytest.raises(PollAnswerError) as raised:
+        polls.check(a_setup_poll(), response)
+    assert raised.value.code in catalogue("en") and raised.value.code in catalogue("zh")
+    assert all(raised.value.message(lang) for lang in LANGUAGES)
+
+
+def test_an_out_of_range_answer_says_the_range():
+    with pytest.raises(PollAnswerError) as raised:
+        polls.check(a_setup_poll(), -5)
+    assert raised.value.code == "poll.out_of_range" and "1,000,000,000" in raised.value.message("zh")
+    assert polls.answer_range(a_setup_poll()) == (0, 10**9)
+
+
+def test_a_choice_is_an_option_index_also_as_a_digit_string():
+    poll = a_choice_poll()
+    count = len(polls.options(poll))
+    assert count >= 2 and not polls.is_numeric(poll)
+    assert polls.answer_range(poll) == (0, count - 1)
+    assert polls.check(poll, 1) == 1 and polls.check(poll, "1") == 1 and polls.check(poll, " ０ ") == 0
+    assert polls.check(poll, 1.0) == 1
+
+
+@pytest.mark.parametrize("response", [None, "", True, False, -1, 99, "99", "1.5", 1.5, "a", [0], {}, {"0": 1},
+                                      float("nan"), float("inf"), 10**400, "x" * 10_000, "-0", (0,)])
+def test_check_refuses_a_bad_option_with_a_catalogue_message(response):
+    with pytest.raises(PollAnswerError) as raised:
+        polls.check(a_choice_poll(), response)
+    assert raised.value.code in ("quiz.no_option", "quiz.bad_option", "quiz.too_long")
+
+
+@FAST
+@given(JSON)
+def test_check_never_raises_anything_but_poll_answer_error(response):
+    for poll in every_kind():
+        try:
+            value = polls.check(poll, response)
+        except PollAnswerError:
+            continue
+        low, high = polls.answer_range(poll)
+        assert math.isfinite(value) and low <= value <= high
+        polls.is_correct(poll, value)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), None, "150", True, [150]])
+def test_is_correct_and_trap_for_take_any_stored_value(value):
+    assert polls.is_correct(a_setup_poll(), value) is False
+    assert polls.trap_for(a_setup_poll(), value) is None
+    assert polls.is_correct(a_choice_poll(), value) is False
+
+
+# --------------------------------------------------------------------------- the bank in class
+
+
+def test_the_bank_offers_numeric_and_single_answer_choice_questions_only():
+    assert OFFERED and set(OFFERED) <= set(BANK)
+    for qid, spec in BANK.items():
+        offered = spec.kind == "numeric" or (spec.kind == "choice" and not spec.multiple)
+        assert (qid in OFFERED) == offered, qid
+        if not offered:
+            with pytest.raises(PollError):
+                polls.poll_from_bank(qid, 0)
+
+
+@pytest.mark.parametrize("qid", OFFERED)
+def test_every_offered_bank_question_builds_a_poll_that_matches_the_self_check(qid):
+    for seed in SEEDS:
+        poll = polls.poll_from_bank(qid, seed)
+        question = quiz.generate(BANK[qid], seed)
+        assert said(polls.prompt(poll)) == said(question.prompt)
+        assert all(said(polls.prompt(poll)).values())
+        shown = polls.reveal(poll)
+        assert shown.explanation == question.explanation
+        if question.kind == "numeric":
+            assert polls.is_numeric(poll) and shown.answer == float(question.answer)
+            assert polls.is_correct(poll, shown.answer)
+            assert polls.is_correct(poll, shown.answer) == quiz.grade(question, shown.answer).correct
+            assert polls.check(poll, str(question.answer)) == shown.answer
+            assert all(not polls.is_correct(poll, trap.value) for trap in shown.traps)
+        else:
+            assert not polls.is_numeric(poll) and shown.answer is None and not shown.traps
+            assert said_all(polls.options(poll)) == said_all(question.options)
+            assert shown.correct_options == question.correct
+            for index in range(len(question.options)):
+                assert polls.is_correct(poll, index) == (index in question.correct)
+
+
+def said_all(texts) -> list[dict[str, str]]:
+    return [said(text) for text in texts]
+
+
+def test_a_max_steps_bank_question_gets_the_setup_traps():
+    qid = "l4-total-steps"
+    shown = polls.reveal(polls.poll_from_bank(qid, 0))
+    assert shown.answer == 150 and {t.why.key for t in shown.traps} >= {"poll.trap.forgot_accumulation"}
+
+
+# --------------------------------------------------------------------------- changes offered
+
+
+SETUPS = [preset.setup() for preset in presets().values()] + [
+    TrainingSetup(gradient_accumulation_steps=MAX_COUNT, world_size=MAX_COUNT // 2 + 1, num_samples=10**12 // 2 + 1),
+    TrainingSetup(num_samples=0, dataloader_drop_last=True), TrainingSetup(max_steps=10, num_train_epochs=0.5),
+]
+
+
+@pytest.mark.parametrize("index", range(len(SETUPS)))
+def test_change_choices_only_yield_setups_that_plan(index):
+    setup = SETUPS[index]
+    for field, value in polls.change_choices(setup):
+        rule = FIELDS[field]
+        assert rule.low <= value <= rule.high and value != getattr(setup, field)
+        make_plan(setup.replace(**{field: value}))
+        poll = polls.poll_from_change(setup, field, value)
+        assert Poll.from_dict(poll.to_dict()) == poll
+        assert polls.reveal(poll).answer == make_plan(setup.replace(**{field: value})).max_steps
+
+
+def test_change_choices_respect_the_field_tables_ranges():
+    offered = dict(polls.change_choices(SETUPS[-3]))
+    assert "gradient_accumulation_steps" not in offered and "world_size" not in offered
+    assert "num_samples" not in offered
+    assert dict(polls.change_choices(presets()["course_default"].setup())) == {
+        "gradient_accumulation_steps": 16, "world_size": 2, "per_device_train_batch_size": 8, "num_train_epochs": 4,
+        "num_samples": 3200}
+
+
+def test_a_change_that_does_not_change_or_does_not_plan_is_refused():
+    setup = presets()["course_default"].setup()
+    for field, value in (("gradient_accumulation_steps", 8), ("world_size", 0), ("nope", 1), ("lr_scheduler_type", "x")):
+        with pytest.raises(PollError):
+            polls.poll_from_change(setup, field, value)
+
+
+def test_every_poll_sentence_exists_in_both_languages():
+    for poll in every_kind():
+        for text in (polls.prompt(poll), *polls.setup_lines(poll), *(t.why for t in polls.reveal(poll).traps)):
+            for lang in LANGUAGES:
+                out = text.get(lang)
+                assert out and "{" not in out and "poll." not in out, out
+                if isinstance(text, Message):
+                    assert text.key in catalogue(lang)
