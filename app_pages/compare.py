@@ -48,11 +48,19 @@ if "cmp_ids" not in st.session_state:
 
 ids = st.session_state["cmp_ids"]
 options = [CURRENT, *presets()]
-results = st.container() if context.presenter else None  # presenter view: the numbers first, the controls below
+# what the columns hold now (callbacks and typed values are in the state before the script runs), so that the
+# results come first, above the forms, at every width: on a phone the forms alone are two screens long
+setups = [{field: st.session_state[f"cmp_{column}_{field}"] for field in COMPARE_FIELDS} for column in ids]
+names = compare_view.column_names(setups, lang)
+with st.container(key="cmp_results"):
+    st.subheader(t(lang, "compare.table"))
+    compare_view.table(setups, lang, presenter=context.presenter)
+
+st.subheader(t(lang, "compare.edit"))
 columns = st.columns(len(ids))
-setups = []
-for slot, column in zip(columns, ids, strict=True):
+for slot, column, name in zip(columns, ids, names, strict=True):
     with slot.container(border=True):
+        st.markdown(f"**{name}**")
         st.selectbox(t(lang, "compare.start_from"), options, index=None, key=f"cmp_{column}_from",
                      on_change=start_from, args=(column,), placeholder=t(lang, "compare.start_placeholder"),
                      format_func=lambda k: t(lang, "compare.current") if k == CURRENT else presets()[k].title.get(lang))
@@ -67,10 +75,5 @@ for slot, column in zip(columns, ids, strict=True):
                 st.number_input(label, **state.number_range(field), step=1 if FIELDS[field].whole else 0.5, key=key)
         st.button(t(lang, "compare.remove"), key=f"cmp_{column}_remove", on_click=remove_column, args=(column,),
                   disabled=len(ids) <= 2, icon=":material/close:")
-        setups.append({field: st.session_state[f"cmp_{column}_{field}"] for field in COMPARE_FIELDS})
 
 st.button(t(lang, "compare.add"), on_click=add_column, disabled=len(ids) >= 4, icon=":material/add:")
-
-with results if results is not None else st.container():
-    st.subheader(t(lang, "compare.table"))
-    compare_view.table(setups, lang, presenter=context.presenter)

@@ -199,13 +199,14 @@ def _epoch_bar(frame: Frame, timeline: Timeline, lang: str, scale: float) -> tup
     notes = [_note(x0, y1 + 2.4, text, round(13 * scale), xanchor="left")]
     loss = []
     if frame.dropped:
-        loss.append(t(lang, "anim.dropped", n=fmt_int(frame.dropped),
+        loss.append(t(lang, "anim.dropped", n=fmt_int(frame.dropped), count=frame.dropped,
                       reason="limit_train_batches" if timeline.plan.epoch.limited_from is not None
                       else "dataloader_drop_last"))
     if frame.skipped:
-        loss.append(t(lang, "anim.unfetched", n=fmt_int(frame.skipped)))
+        loss.append(t(lang, "anim.unfetched", n=fmt_int(frame.skipped), count=frame.skipped))
     if sum(frame.duplicated):
-        loss.append(t(lang, "anim.repeated", n=fmt_int(sum(frame.duplicated))))
+        loss.append(t(lang, "anim.repeated", n=fmt_int(sum(frame.duplicated)),
+                            count=sum(frame.duplicated)))
     notes.append(_note(x1, y1 + 2.4, " · ".join(loss), round(13 * scale), xanchor="right",
                        font={"size": round(13 * scale), "color": FIGURE_TEXT["update"][0]}))
     return shapes, notes

@@ -31,7 +31,8 @@ def cards(plan: Plan, lang: str, key: str = "") -> None:
         for name, value in values:
             st.metric(t(lang, name), value, help=t(lang, f"{name}_help"), border=True)
     if plan.optimizer_steps != plan.max_steps:
-        st.info(t(lang, "card.runs_differ", runs=fmt_int(plan.optimizer_steps), total=fmt_int(plan.max_steps)),
+        st.info(t(lang, "card.runs_differ", runs=fmt_int(plan.optimizer_steps), total=fmt_int(plan.max_steps),
+                  count=plan.optimizer_steps),
                 icon=":material/info:")
 
 

@@ -69,9 +69,9 @@ def timeline_sentence(plan: Plan, lang: str) -> str:
     """The strip in one sentence (also its text alternative)."""
     per_epoch = plan.num_update_steps_per_epoch
     parts = [t(lang, "timeline.summary", steps=fmt_int(plan.optimizer_steps), per_epoch=fmt_int(per_epoch),
-               epochs=f"{plan.final_epoch:.3g}")]
+               epochs=f"{plan.final_epoch:.3g}", count=plan.optimizer_steps)]
     if plan.setup.eval_strategy == "steps" and (every := interval(plan, "eval")):
-        parts.append(t(lang, "timeline.eval_rhythm", every=fmt_int(every), rhythm=rhythm(plan).get(lang)))
+        parts.append(t(lang, "timeline.eval_rhythm", every=fmt_int(every), rhythm=rhythm(plan).get(lang), count=every))
     elif plan.setup.eval_strategy == "epoch":
         parts.append(t(lang, "timeline.eval_epoch"))
     return ("" if lang == "zh" else " ").join(parts)  # Chinese sentences follow each other without a space

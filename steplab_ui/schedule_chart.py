@@ -100,6 +100,10 @@ def _event_traces(result: Curve, lang: str) -> list[dict]:
     return traces
 
 
+HORIZON_LABEL_GAP = 10
+"""Pixels between the `max_steps = …` label and its dashed line (and the epoch line often drawn on the same step)."""
+
+
 def figure(result: Curve, lang: str, overlays: Sequence[Overlay] = (), presenter: bool = False) -> go.Figure:
     """The schedule of `result` with its warmup, epochs, evaluations, checkpoints, stop and horizon.
 
@@ -118,12 +122,14 @@ def figure(result: Curve, lang: str, overlays: Sequence[Overlay] = (), presenter
                        "y1": 1, "fillcolor": COLOURS["accumulation"], "opacity": 0.15, "line": {"width": 0},
                        "layer": "below"})
         annotations.append({"xref": "x", "yref": "paper", "x": 0, "y": 1, "xanchor": "left", "yanchor": "top",
-                            "showarrow": False, "text": t(lang, "schedule.warmup_band", steps=fmt_int(result.warmup))})
+                            "showarrow": False, "text": t(lang, "schedule.warmup_band", steps=fmt_int(result.warmup), count=result.warmup)})
     shapes.append({"type": "line", "name": "horizon", "xref": "x", "yref": "paper", "x0": horizon, "x1": horizon,
                    "y0": 0, "y1": 1, "line": {"color": PLANNED_COLOUR, "width": 1.5, "dash": "dash"}})
-    # beside the line, on its left and halfway up: the last epoch's end often sits on the same step (an epoch line
-    # there), and the curve ends low on the right
-    annotations.append({"xref": "x", "yref": "paper", "x": horizon, "xshift": -4, "y": 0.55, "xanchor": "right",
+    # beside the line, on its left and halfway up, a clear gap away (`HORIZON_LABEL_GAP`): the last epoch's end often
+    # sits on the same step (a dotted epoch line there, which the label used to touch), and the curve ends low on
+    # the right
+    annotations.append({"xref": "x", "yref": "paper", "x": horizon, "xshift": -HORIZON_LABEL_GAP, "y": 0.55,
+                        "xanchor": "right",
                         "yanchor": "middle", "textangle": -90, "showarrow": False, "name": "horizon_label",
                         "font": {"color": FIGURE_TEXT["muted"][0]},
                         "text": t(lang, "schedule.horizon", steps=fmt_int(horizon))})

@@ -73,8 +73,9 @@ def scheduler_controls(current: TrainingSetup, lang: str) -> None:
     st.session_state["sched_type"] = name
     for key in accepted:
         st.session_state[f"sched_kw_{key}"] = _shown(key, kwargs.get(key))
-    with st.container(border=True):
-        columns = st.columns([1.4, 1, 1, 1])
+    with st.container(border=True, key="sched_controls"):
+        # as many columns as there are controls: empty columns stack into an empty gap on a phone
+        columns = st.columns([1.4, 1, 1, 1][:1 + len(accepted)]) if accepted else [st.container()]
         with columns[0]:
             st.selectbox(t(lang, "schedule.field.type"), list(SCHEDULER_TYPES), index=None, key="sched_type",
                          on_change=type_changed, args=(current,), help=t(lang, "help.lr_scheduler_type"))
@@ -223,7 +224,8 @@ def plateau(current_plan: Plan, lang: str) -> None:
         shown = t(lang, "schedule.list_separator").join(fmt_int(s) for s in steps) + ("…" if count > len(steps) else "")
         st.markdown(t(lang, "schedule.plateau_evals", count=fmt_int(count), steps=shown))
     else:
-        st.markdown(t(lang, "schedule.plateau_no_evals", runs=fmt_int(current_plan.optimizer_steps)))
+        st.markdown(t(lang, "schedule.plateau_no_evals", runs=fmt_int(current_plan.optimizer_steps),
+                      count=current_plan.optimizer_steps))
 
 
 # ---- export ------------------------------------------------------------------------------------------------------
@@ -238,7 +240,7 @@ def export(current_plan: Plan, lang: str) -> None:
             st.download_button(t(lang, "schedule.csv"), data=partial(lr_curve.csv_text, current_plan),
                                file_name="steplab-learning-rates.csv", mime="text/csv", key="sched_csv",
                                on_click="ignore", icon=":material/table:",
-                               help=t(lang, "schedule.csv_help", rows=fmt_int(runs)))
+                               help=t(lang, "schedule.csv_help", rows=fmt_int(runs), count=runs))
         elif lr_curve.drawable(current_plan):
             st.caption(t(lang, "schedule.csv_too_long", rows=fmt_int(runs), limit=fmt_int(lr_curve.CSV_LIMIT)))
     yaml_text = lr_curve.setup_yaml(current_plan.setup, lang)

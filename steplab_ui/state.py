@@ -84,7 +84,8 @@ def ensure_session() -> None:
     setup_values = {key: value for key, value in raw.items() if key in SETUP_KEYS}
     problems = url_problems(setup_values)
     for key in problems:
-        notices.append((key, setup_values[key]))
+        if not _is_set(refused_key(key)):  # a value just typed and refused is said beside its field instead
+            notices.append((key, setup_values[key]))
         try:  # drop it before its widget reads it (Streamlit itself chokes on e.g. inf)
             del st.query_params[key]
         except Exception:  # noqa: BLE001 - a param bound in an earlier run cannot be deleted; harmless
@@ -124,6 +125,41 @@ def show_url_notices(lang: str) -> None:
 def _sync_number(name: str) -> None:
     """The slider moved: copy its value into the exact input (the one the setup and the URL read)."""
     st.session_state[name] = st.session_state[f"{name}__slider"]
+    st.session_state.pop(refused_key(name), None)
+
+
+def refused_key(name: str) -> str:
+    """Where the sidebar keeps the last value it refused for `name` (shown beside the field until the next change)."""
+    return f"{name}__refused"
+
+
+def _kept_key(name: str) -> str:
+    return f"{name}__kept"
+
+
+def _check_exact(name: str) -> None:
+    """The exact input changed: a value the field table refuses (or an emptied field) is put back to the value in
+    use, and remembered, so that the field can say what was kept and why.
+
+    The input has no `min_value`/`max_value`: with them the browser itself refuses an out-of-range number (the
+    field stays red, "Press Enter to apply") and Python never hears of it. The range check is the engine's.
+    """
+    typed = st.session_state.get(name)
+    if typed is None or name in parse_setup({name: typed}).problems:
+        st.session_state[name] = st.session_state.get(_kept_key(name), widget_default(name))
+        st.session_state[refused_key(name)] = typed
+    else:
+        st.session_state.pop(refused_key(name), None)
+
+
+def refusal_text(lang: str, name: str, kept: float, typed: float | None) -> str:
+    """"Kept 8: accumulation takes a whole number from 1 to 1,000,000 (not 0)", the range from the field table."""
+    field = FIELDS[name]
+    values = {"kept": kept, "field": t(lang, f"field.{name}"), "lo": field.low, "hi": field.high}
+    if typed is None:
+        return t(lang, "sidebar.kept_empty", **values)
+    shown = int(typed) if isinstance(typed, float) and typed.is_integer() and abs(typed) < 1e15 else typed
+    return t(lang, "sidebar.kept_whole" if field.whole else "sidebar.kept_number", **values, value=shown)
 
 
 def slider_stops(name: str, value: float) -> list[float]:
@@ -153,22 +189,30 @@ def _default_index(key: str, options: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _main_control(name: str, lang: str) -> None:
-    """A slider over round stops, paired with an exact number input (the one bound to the URL).
+    """One control in one box: a slider over round stops (the field's name and help) over the exact number input
+    (the one bound to the URL; its label is read by screen readers, not repeated on screen), and, after a refused
+    value, what was kept and why, right under the input.
 
     The exact input is the one source: the slider's move is copied into it by `_sync_number`, and the slider
-    is set from it before it is drawn, with the exact value among its stops.
+    is set from it before it is drawn, with the exact value among its stops. The range is the field table's,
+    checked in Python by `_check_exact` (see there why the input has no `min_value`/`max_value`).
     """
     default = widget_default(name)
     is_float = not FIELDS[name].whole
-    slider_slot = st.container()
-    options = dict(**number_range(name), step=0.5 if is_float else 1, format="%.2f" if is_float else "%d",
-                   help=t(lang, f"help.{name}"))
+    box = st.container(border=True, gap="small", key=f"{name}__control")
+    slider_slot = box.container()
+    options = dict(step=0.5 if is_float else 1, format="%.2f" if is_float else "%d", help=t(lang, f"help.{name}"),
+                   label_visibility="collapsed")
     label = t(lang, "field.exact", name=t(lang, f"field.{name}"))
-    try:
-        value = st.number_input(label, **_default_arg(name, float(default) if is_float else int(default)), key=name,
-                                bind=BIND, **options)
-    except (OverflowError, ValueError):  # Streamlit cannot even read this URL value (e.g. inf for a whole number)
-        value = st.number_input(label, value=int(default), key=f"{name}__fallback", **options)
+    with box:
+        try:
+            value = st.number_input(label, **_default_arg(name, float(default) if is_float else int(default)),
+                                    key=name, bind=BIND, on_change=_check_exact, args=(name,), **options)
+        except (OverflowError, ValueError):  # Streamlit cannot even read this URL value (e.g. inf for a whole number)
+            value = st.number_input(label, value=int(default), key=f"{name}__fallback", **number_range(name), **options)
+        st.session_state[_kept_key(name)] = value
+        if _is_set(refused_key(name)):
+            st.warning(refusal_text(lang, name, value, st.session_state[refused_key(name)]), icon=":material/undo:")
     slider_key = f"{name}__slider"
     st.session_state[slider_key] = value  # the slider follows the exact input (typed, from the URL or a preset)
     with slider_slot:
@@ -186,6 +230,7 @@ def apply_values(values: dict[str, Any]) -> None:
     """
     for key in SETUP_KEYS:
         value = values.get(key, widget_default(key))
+        st.session_state.pop(refused_key(key), None)  # a new setup: an earlier refusal no longer applies
         if key == "max_steps":
             st.session_state["use_max_steps"] = value is not None and value > 0
             if value is not None and value > 0:

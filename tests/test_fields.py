@@ -91,13 +91,38 @@ def test_the_sidebar_controls_have_the_fields_range(trainer):
     at.query_params["trainer"] = trainer
     at.run()
     for name, params in SIDEBAR.items():
-        if params.get("trainer", "hf-5") != trainer:
+        if params.get("trainer", "hf-5") != trainer or name in state.MAIN_FIELDS:
             continue
         control = at.number_input(key=name)
         field = FIELDS[name]
         assert (control.min, control.max) == (field.low, field.high), name
         if field.whole:
             assert control.step == 1, name
+
+
+@pytest.mark.parametrize("name", state.MAIN_FIELDS)
+def test_the_sidebar_exact_inputs_take_exactly_the_fields_range(name):
+    """The exact inputs have no browser range (it refused silently, issue 16 item 6): the sidebar checks the field
+    table's range in Python. Each end is taken; a step beyond each end keeps the value in use and says why, with
+    the table's range, right under the field (in the field's own box)."""
+    at = AppTest.from_file(str(ROOT / "app_pages/calculator.py"), default_timeout=60)
+    at.query_params["lang"] = "en"
+    at.run()
+    field = FIELDS[name]
+    assert at.number_input(key=name).step == (1 if field.whole else 0.5)
+    for value, allowed in boundaries(name):
+        kept = at.number_input(key=name).value
+        typed = int(value) if field.whole else float(value)
+        at.number_input(key=name).set_value(typed).run()
+        assert not at.exception
+        said = [w.value for w in at.sidebar.warning]
+        if allowed:
+            assert at.number_input(key=name).value == typed, (name, value)
+            assert not said, said
+        else:
+            assert at.number_input(key=name).value == kept, (name, value)
+            assert said == [state.refusal_text("en", name, kept, typed)], said
+            assert f"from {fmt_int(int(field.low))} to {fmt_int(int(field.high))}" in said[0], said
 
 
 def test_the_setup_record_is_the_table():

@@ -299,4 +299,6 @@ def test_locale_files_have_the_same_keys_and_full_width_chinese():
     for key, value in zh.items():
         assert value and en[key], key
         assert zh_typography(value) == value, key
-        assert set(re.findall(r"{(\w+)}", value)) == set(re.findall(r"{(\w+)}", en[key])), key
+        english = en[key].values() if isinstance(en[key], dict) else [en[key]]  # plural forms: one, other
+        for form in english:
+            assert set(re.findall(r"{(\w+)}", value)) == set(re.findall(r"{(\w+)}", form)), (key, form)

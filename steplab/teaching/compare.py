@@ -68,5 +68,5 @@ def _summary(index: int, p: Plan, lang: str) -> str:
                    ga=s.gradient_accumulation_steps, gpus=s.world_size, count=s.world_size,
                    effective=p.total_train_batch_size, per_epoch=p.num_update_steps_per_epoch, total=p.max_steps).get(lang)
     if s.eval_strategy == "steps":
-        sentence += msg("comparing.summary_eval", every=interval(p, "eval"), when=rhythm(p)).get(lang)
+        sentence += msg("comparing.summary_eval", every=interval(p, "eval"), when=rhythm(p), count=interval(p, "eval")).get(lang)
     return sentence

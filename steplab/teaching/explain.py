@@ -122,7 +122,7 @@ def _eval(plan: Plan) -> list[Line]:
     every = interval(plan, "eval") if plan.setup.eval_strategy == "steps" else None
     if every:
         formula = f"eval_steps = {fmt_int(every)} → {shown or '—'}"
-        note = msg("explain.eval_at_steps.rhythm", every=every, when=rhythm(plan))
+        note = msg("explain.eval_at_steps.rhythm", every=every, when=rhythm(plan), count=every)
     else:
         formula = f"eval_strategy = epoch → {shown or '—'}"
         note = None

@@ -260,7 +260,7 @@ def summary(result: Curve) -> Message:
     """The curve in one sentence: peak and where, first and last update, warmup (also the chart's text alternative)."""
     plan = result.plan
     if result.warmup:
-        warm = msg("curve.warmup.steps", warmup=result.warmup)
+        warm = msg("curve.warmup.steps", warmup=result.warmup, count=result.warmup)
     elif plan.setup.lr_scheduler_type == "constant" and plan.warmup_steps:
         warm = msg("curve.warmup.ignored", warmup_steps=plan.warmup_steps)
     else:

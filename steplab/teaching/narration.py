@@ -49,16 +49,16 @@ def _notes(frame: Frame, timeline: Timeline) -> list[Message]:
     lanes, batch = timeline.world_size, timeline.batch_size
     notes: list[Message] = []
     if frame.samples < batch:
-        notes.append(msg("narration.note.short_batch", samples=frame.samples))
+        notes.append(msg("narration.note.short_batch", samples=frame.samples, count=frame.samples))
     if sum(frame.duplicated):
-        notes.append(msg("narration.note.repeats", repeated=sum(frame.duplicated)))
+        notes.append(msg("narration.note.repeats", repeated=sum(frame.duplicated), count=sum(frame.duplicated)))
     if frame.skipped:
         unseen = frame.skipped * lanes * batch - lanes * (batch - plan.epoch.last_batch)
         notes.append(msg("narration.note.never_fetched", profile=plan.profile.matched,
                          micro_batches=_micro_batches(frame.skipped), unseen=unseen))
     if frame.dropped:
         reason = "limit_train_batches" if plan.epoch.limited_from is not None else "dataloader_drop_last"
-        notes.append(msg("narration.note.dropped", dropped=frame.dropped, reason=reason))
+        notes.append(msg("narration.note.dropped", dropped=frame.dropped, reason=reason, count=frame.dropped))
     if frame.is_step and frame.run_end and frame.step >= plan.max_steps:
         notes.append(msg("narration.note.max_steps", step=frame.step))
     elif frame.is_step and frame.run_end:

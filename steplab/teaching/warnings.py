@@ -105,7 +105,7 @@ def _stops_early(plan: Plan) -> list[Warning]:
     return [_warning(
         "stops_before_last_epoch_ends",
         {"per_epoch": plan.num_update_steps_per_epoch, "epoch": fmt_float(plan.final_epoch, 3),
-         "max_steps": plan.max_steps, "wanted": fmt_float(wanted)},
+         "max_steps": plan.max_steps, "wanted": fmt_float(wanted), "count": plan.num_update_steps_per_epoch},
         {"first": ROUNDING_BUG[0], "last": ROUNDING_BUG[1], "issue": ROUNDING_ISSUE, "fixed": FIXED_IN},
     )] if plan.setup.num_train_epochs == int(plan.setup.num_train_epochs) else []
 
@@ -128,9 +128,10 @@ def _data_loss(plan: Plan) -> list[Warning]:
     epoch = plan.epoch
     setup = plan.setup
     if epoch.micro_batches == 0:
-        found.append(_warning("empty_dataloader", {"samples": setup.num_samples, "micro_batches": epoch.micro_batches}))
+        found.append(_warning("empty_dataloader", {"samples": setup.num_samples, "micro_batches": epoch.micro_batches,
+                                                   "count": setup.num_samples}))
     elif epoch.dropped:
-        found.append(_warning("samples_dropped", {"dropped": epoch.dropped}))
+        found.append(_warning("samples_dropped", {"dropped": epoch.dropped, "count": epoch.dropped}))
     if epoch.duplicated:
         found.append(_warning("samples_duplicated", {"world_size": setup.world_size, "duplicated": epoch.duplicated,
                                                      "draws": epoch.samples_used, "samples": setup.num_samples}))
@@ -146,7 +147,8 @@ def _warmup(plan: Plan) -> list[Warning]:
     found: list[Warning] = []
     setup = plan.setup
     if plan.warmup_steps >= plan.max_steps > 0 and setup.lr_scheduler_type != "constant":
-        found.append(_warning("warmup_longer_than_run", {"warmup": plan.warmup_steps, "max_steps": plan.max_steps},
+        found.append(_warning("warmup_longer_than_run", {"warmup": plan.warmup_steps, "max_steps": plan.max_steps,
+                                                         "count": plan.warmup_steps},
                               {"ratio": EXAMPLE_RATIO, "new": NEW_SERIES, "old": OLD_SERIES}))
     if setup.lr_scheduler_type == "constant" and plan.warmup_steps > 0:
         found.append(_warning("constant_ignores_warmup", {"warmup": plan.warmup_steps}))
