@@ -59,6 +59,7 @@ def _readability_css() -> str:
 @media (prefers-color-scheme: dark) {
   [data-testid='stBaseButton-primary']:not(:disabled),
   [data-testid='stBaseButton-primary']:not(:disabled) * { color: #1d0b0e; }
+  [data-testid='stMultiSelectTagsContainer'] [data-tag], [data-testid='stMultiSelectTagsContainer'] [data-tag] * { color: #1d0b0e !important; }
 FIGURE_TEXT_DARK
 }
 .stPlotlyChart text[style*='CHART_GREY_FILL'] { fill: CHART_INK !important; }

@@ -11,12 +11,14 @@ from steplab.i18n import t
 # (section, file, url path, icon); the first page is the home page at "/".
 PAGES = (
     ("learn", "app_pages/home.py", "home", ":material/school:"),
+    ("learn", "app_pages/playground.py", "playground", ":material/toys:"),
     ("learn", "app_pages/lessons.py", "lessons", ":material/menu_book:"),
     ("learn", "app_pages/selfcheck.py", "selfcheck", ":material/quiz:"),
     ("explore", "app_pages/calculator.py", "calculator", ":material/calculate:"),
     ("explore", "app_pages/schedule.py", "schedule", ":material/show_chart:"),
     ("explore", "app_pages/compare.py", "compare", ":material/compare_arrows:"),
     ("explore", "app_pages/config.py", "config", ":material/description:"),
+    ("explore", "app_pages/llamaboard.py", "llamaboard", ":material/dashboard:"),
     ("explore", "app_pages/labs.py", "labs", ":material/science:"),
     ("instructor", "app_pages/animation.py", "animation", ":material/animation:"),
 )

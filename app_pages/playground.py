@@ -1,0 +1,177 @@
+"""Playground: the arithmetic you can touch, step k everywhere at once, and the run as the Trainer prints it.
+
+The operands of the worked arithmetic are the shared setup (editing one changes the sidebar and the URL). One
+step control (slider plus exact input, `?step=`) marks update k on the bucket, the timeline and the LR curve.
+Play runs the simulated console (`steplab.teaching.run_log`) in a `run_every` fragment: only the console is
+redrawn per tick; Pause moves step k to where the run stopped.
+"""
+
+import time
+
+import streamlit as st
+
+from steplab.i18n import fmt_float, fmt_int, t
+from steplab.teaching.measurements import measurements
+from steplab.teaching.run_log import RunLog, measured_seconds_per_step
+from steplab_ui import animation_view, state
+from steplab_ui import playground_view as view
+from steplab_ui.page import page
+
+STEP = "_pg_step"  # the one step k (slider and exact input copy into it)
+SLIDER, EXACT = "pg_step_slider", "pg_step_exact"
+SECONDS, SPEED, MEASURED = "pg_seconds", "pg_speed", "_pg_measured"
+PLAYING, POSITION, LAST_TICK = "pg_playing", "_pg_run_position", "_pg_last_tick"
+SPEEDS = (1, 10, 100, 1000)
+TICK = 0.5  # seconds between console redraws while playing
+TAIL = 30
+
+
+def url_step(lang: str, steps: int) -> int:
+    """Step k from `?step=` on the first run (a value that is not a step of this run gets a notice), else 1."""
+    raw = st.query_params.get("step")
+    if raw is None:
+        return 1
+    try:
+        value = int(raw)
+        ok = 1 <= value <= steps and str(value) == raw.strip()
+    except ValueError:
+        ok = False
+    if ok:
+        return value
+    state.url_notice(lang, "step", raw)
+    del st.query_params["step"]
+    return 1
+
+
+def _copy(source: str) -> None:
+    st.session_state[STEP] = int(st.session_state[source])
+
+
+def _play() -> None:
+    st.session_state[PLAYING] = True
+    st.session_state[LAST_TICK] = time.monotonic()
+
+
+def _pause() -> None:
+    st.session_state[PLAYING] = False
+    position = int(st.session_state.get(POSITION, 0))
+    if position >= 1:
+        st.session_state[STEP] = position
+
+
+def _forward(steps: int) -> None:
+    """One update further in the console, and step k follows."""
+    st.session_state[PLAYING] = False
+    position = min(int(st.session_state.get(POSITION, 0)) + 1, steps)
+    st.session_state[POSITION] = float(position)
+    st.session_state[STEP] = max(position, 1)
+
+
+def _reset() -> None:
+    st.session_state[PLAYING] = False
+    st.session_state[POSITION] = 0.0
+
+
+def step_control(lang: str, steps: int) -> int:
+    """The one step control: a slider and an exact input that both set `STEP`; the URL keeps it."""
+    if STEP not in st.session_state:
+        st.session_state[STEP] = url_step(lang, steps)
+    k = min(max(int(st.session_state[STEP]), 1), steps)
+    st.session_state[STEP] = st.session_state[SLIDER] = st.session_state[EXACT] = k
+    with st.container(horizontal=True, vertical_alignment="bottom", key="pg_step_row"):
+        if steps > 1:
+            st.slider(t(lang, "playground.step"), min_value=1, max_value=steps, key=SLIDER, on_change=_copy,
+                      args=(SLIDER,), help=t(lang, "playground.step_help"), width="stretch")
+        st.number_input(t(lang, "playground.step_exact"), min_value=1, max_value=steps, step=1, key=EXACT,
+                        on_change=_copy, args=(EXACT,), width=160)
+    if st.query_params.get("step") != str(k):
+        st.query_params["step"] = str(k)
+    return k
+
+
+def console(plan, lang: str) -> None:  # noqa: ANN001 - a Plan
+    """Play / Pause / Reset, the speed and the time per step, and the simulated console."""
+    name, measured = measured_seconds_per_step(plan.setup.per_device_train_batch_size,
+                                               plan.setup.gradient_accumulation_steps, measurements())
+    figure = measurements()[name]
+    playing = bool(st.session_state.get(PLAYING))
+    with st.container(horizontal=True, vertical_alignment="bottom", key="pg_run_controls"):
+        if playing:
+            st.button(t(lang, "playground.pause"), icon=":material/pause:", key="pg_pause", on_click=_pause)
+        else:
+            st.button(t(lang, "playground.play"), icon=":material/play_arrow:", key="pg_play", on_click=_play,
+                      type="primary")
+        st.button(t(lang, "playground.forward"), icon=":material/skip_next:", key="pg_forward", on_click=_forward,
+                  args=(plan.optimizer_steps,), disabled=playing)
+        st.button(t(lang, "playground.reset"), icon=":material/replay:", key="pg_reset", on_click=_reset)
+        if st.session_state.get(MEASURED) != name or st.session_state.get(SECONDS) is None:
+            st.session_state[MEASURED] = name  # a setup of another measurement: its figure becomes the default
+            st.session_state[SECONDS] = round(measured, 3)
+        st.number_input(t(lang, "playground.seconds"), min_value=0.001, max_value=1e6, key=SECONDS, format="%.3f",
+                        width=200)
+        st.segmented_control(t(lang, "playground.speed"), SPEEDS, default=10, key=SPEED, required=True,
+                             format_func=lambda s: f"{s:g}×")
+    st.caption(t(lang, "playground.seconds_source", seconds=figure["seconds"], steps=figure["steps"],
+                 batch=figure["per_device_train_batch_size"], accumulation=figure["gradient_accumulation_steps"],
+                 per_step=fmt_float(measured, 2)))
+    seconds = float(st.session_state.get(SECONDS) or measured)
+    log = RunLog(plan, seconds)
+
+    @st.fragment(run_every=TICK if playing else None)
+    def screen() -> None:
+        position = float(st.session_state.get(POSITION, 0.0))
+        if st.session_state.get(PLAYING):
+            now = time.monotonic()
+            speed = st.session_state.get(SPEED) or 10
+            position += (now - st.session_state.get(LAST_TICK, now)) * speed / seconds
+            st.session_state[LAST_TICK] = now
+            position = max(position, float(int(position) + (1 if position < 1 else 0)))
+            if position >= log.steps:
+                position = float(log.steps)
+                st.session_state[PLAYING] = False
+                st.session_state[STEP] = log.steps
+            st.session_state[POSITION] = position
+        done = int(position)
+        st.code(log.screen(done, tail=TAIL), language="text", wrap_lines=True)
+        if st.session_state.get(PLAYING) is False and playing:
+            st.rerun(scope="app")  # the run ended while playing: stop the ticks, show its last step everywhere
+
+    screen()
+    st.caption(t(lang, "playground.illustrative", release=plan.profile.matched))
+
+
+context = page("playground")
+lang, presenter = context.lang, context.presenter
+plan = context.plan()
+if plan is not None and plan.optimizer_steps < 1:
+    st.info(t(lang, "playground.no_steps"))
+elif plan is not None:
+    k = step_control(lang, plan.optimizer_steps)
+    facts = view.step_facts(plan, k)
+    sentence = view.facts_text(facts, lang)
+    st.markdown(sentence)
+    left, right = st.columns([1, 1.25], gap="medium")
+    with left:
+        st.markdown(f"##### {t(lang, 'playground.arithmetic')}")
+        view.arithmetic(plan, lang)
+    with right:
+        st.markdown(f"##### {t(lang, 'playground.bucket', step=fmt_int(k))}")
+        st.plotly_chart(view.bucket_figure(plan, k, lang, presenter), key="pg_bucket", theme="streamlit",
+                        config=animation_view.CHART_CONFIG, alt=sentence)
+        st.markdown(f"##### {t(lang, 'playground.schedule')}")
+        chart = view.schedule_figure(plan, k, lang, presenter)
+        if chart is None:
+            st.info(t(lang, "playground.no_curve", name=plan.setup.lr_scheduler_type))
+        else:
+            st.plotly_chart(chart, key="pg_schedule", theme="streamlit", config={"displaylogo": False},
+                            alt=t(lang, "playground.schedule_alt", step=fmt_int(k)))
+    st.markdown(f"##### {t(lang, 'playground.timeline')}")
+    timeline_sentence = view.charts.timeline_sentence(plan, lang)
+    st.plotly_chart(view.timeline_figure(plan, k, lang, presenter), key="pg_timeline", theme="streamlit",
+                    config={"displaylogo": False}, alt=timeline_sentence)
+    st.caption(timeline_sentence)
+    st.subheader(t(lang, "playground.run"))
+    if plan.profile.framework != "transformers":
+        st.info(t(lang, "playground.only_transformers", release=plan.profile.matched))
+    else:
+        console(plan, lang)

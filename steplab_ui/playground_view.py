@@ -1,0 +1,224 @@
+"""The playground's views: the arithmetic with touchable operands, step k's bucket, the linked timeline and LR
+curve, and the simulated Trainer console. Every number comes from the engine; the builders are cached per plan
+(the server is shared by a class) and copied, never changed, when step k is marked on them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from steplab.i18n import fmt_float, fmt_int, fmt_lr, t
+from steplab.teaching import lr_curve, run_log
+from steplab.teaching.explain import Line, explain
+from steplab.teaching.timeline import Timeline, _Run
+from steplab.trainer.plan import Plan
+from steplab_ui import animation_view, charts, schedule_chart, state
+from steplab_ui.layout import COLOURS, FIGURE_TEXT
+
+# the setup fields a formula's operands stand for, in the order they appear (None: a number computed earlier)
+OPERANDS: dict[str, tuple[str | None, ...]] = {
+    "micro_batches_per_epoch": ("num_samples", "per_device_train_batch_size", "world_size"),
+    "num_update_steps_per_epoch": (None, "gradient_accumulation_steps"),
+    "max_steps": ("num_train_epochs",),
+    "total_train_batch_size": ("per_device_train_batch_size", "gradient_accumulation_steps", "world_size"),
+    "warmup_steps": ("warmup_steps",),
+}
+SHOWN_LINES = tuple(OPERANDS) + ("optimizer_steps",)
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+INPUT_PREFIX = "pg_in_"
+
+
+def operand_text(name: str, value: Any) -> str:
+    """How the explanation writes a setup value (ints with separators, epochs without noise)."""
+    return fmt_float(float(value)) if name == "num_train_epochs" else fmt_int(int(value))
+
+
+def formula_parts(line: Line, setup_values: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """The formula cut into (text, field) pieces: a field where a number is that setup value, else None."""
+    wanted = [name for name in OPERANDS.get(line.key, ()) if name is not None]
+    parts: list[tuple[str, str | None]] = []
+    position = 0
+    for match in NUMBER.finditer(line.formula):
+        token = match.group(0)
+        field = next((name for name in wanted if operand_text(name, setup_values[name]) == token), None)
+        if field is None:
+            continue
+        if line.key == "warmup_steps" and not line.formula.startswith("warmup_steps"):
+            continue  # a ratio's product: the number is not the field
+        wanted = wanted[wanted.index(field) + 1:]
+        if match.start() > position:
+            parts.append((line.formula[position:match.start()], None))
+        parts.append((token, field))
+        position = match.end()
+    if position < len(line.formula):
+        parts.append((line.formula[position:], None))
+    return parts
+
+
+def _set_shared(name: str, key: str) -> None:
+    """An operand was edited: it becomes the shared setup's value (the sidebar and the URL follow)."""
+    value = st.session_state[key]
+    if value is not None:
+        st.session_state[name] = value
+
+
+def _widget_value(name: str, value: Any) -> Any:
+    default = state.widget_default(name)
+    return float(value) if isinstance(default, float) else int(value)
+
+
+def operand(name: str, value: Any, lang: str, where: str) -> None:
+    """One operand: a small popover labelled with the number, holding a number input for its field."""
+    key = f"{INPUT_PREFIX}{where}_{name}"
+    st.session_state[key] = _widget_value(name, value)
+    limits = state.number_range(name)
+    if isinstance(state.widget_default(name), float):
+        limits = {k: float(v) for k, v in limits.items()}
+    with st.popover(operand_text(name, value), type="tertiary", help=t(lang, "playground.operand_help", name=name),
+                    key=f"pg_pop_{where}_{name}"):
+        st.number_input(f"`{name}`", key=key, on_change=_set_shared, args=(name, key), **limits,
+                        help=t(lang, f"help.{name}"))
+
+
+def arithmetic(plan: Plan, lang: str) -> None:
+    """The worked arithmetic; each operand that is a setup value can be changed where it stands."""
+    setup = plan.setup
+    values = {name: getattr(setup, name) for names in OPERANDS.values() for name in names if name}
+    for line in explain(plan):
+        if line.key not in SHOWN_LINES:
+            continue
+        st.markdown(f"**{line.label.get(lang)}**")
+        with st.container(horizontal=True, gap="small", vertical_alignment="center", key=f"pg_line_{line.key}"):
+            for text, field in formula_parts(line, values):
+                if field is None:
+                    if text.strip():
+                        st.markdown(f"`{text.strip()}`")
+                else:
+                    operand(field, values[field], lang, line.key)
+        if line.note:
+            st.caption(line.note.get(lang))
+
+
+@dataclass(frozen=True)
+class StepFacts:
+    """What step k is, everywhere: the micro-batches it ate, its rates, its epoch and the next events."""
+
+    step: int
+    epoch_number: int  # 1-based epoch of the micro-batch that closes it
+    first_micro: int  # 1-based, within that epoch (the carried ones are earlier: `carried`)
+    last_micro: int
+    size: int  # micro-batches in it
+    carried: int  # of those, from the previous epoch
+    samples: int  # samples in it, all GPUs
+    learning_rate: float
+    logged_learning_rate: float
+    state_epoch: float
+    next_save: int | None
+    next_eval: int | None
+    next_log: int | None
+
+
+@lru_cache(maxsize=64)
+def _walk(plan: Plan) -> _Run:
+    return _Run(plan)
+
+
+@lru_cache(maxsize=512)
+def step_facts(plan: Plan, step: int) -> StepFacts:
+    walk = _walk(plan)
+    frame = walk.frame(walk.step_frame(step))
+    rate = float(plan.learning_rates(step, step)[0])
+    return StepFacts(
+        step=step, epoch_number=frame.epoch + 1, first_micro=max(frame.micro_batch - frame.fill + frame.carried + 1, 1),
+        last_micro=frame.micro_batch, size=frame.fill, carried=frame.carried, samples=frame.bucket_samples,
+        learning_rate=rate, logged_learning_rate=float(run_log.logged_learning_rates(plan, [step])[0]),
+        state_epoch=float(run_log.logged_epochs(plan, [step])[0]),
+        next_save=run_log.next_event(plan, "save", step), next_eval=run_log.next_event(plan, "eval", step),
+        next_log=run_log.next_event(plan, "log", step),
+    )
+
+
+def facts_text(facts: StepFacts, lang: str) -> str:
+    """Step k in words, every number from `step_facts`."""
+    none = t(lang, "playground.none_left")
+    parts = [t(lang, "playground.fact.ate", step=fmt_int(facts.step), size=fmt_int(facts.size),
+               first=fmt_int(facts.first_micro), last=fmt_int(facts.last_micro), epoch=fmt_int(facts.epoch_number),
+               samples=fmt_int(facts.samples))]
+    if facts.carried:
+        parts.append(t(lang, "playground.fact.carried", n=fmt_int(facts.carried)))
+    parts.append(t(lang, "playground.fact.rate", lr=fmt_lr(facts.learning_rate), epoch=fmt_float(facts.state_epoch, 4)))
+    if facts.logged_learning_rate != facts.learning_rate:
+        parts.append(t(lang, "playground.fact.logged_next", lr=fmt_lr(facts.logged_learning_rate)))
+    parts.append(t(lang, "playground.fact.next",
+                   save=fmt_int(facts.next_save) if facts.next_save is not None else none,
+                   eval=fmt_int(facts.next_eval) if facts.next_eval is not None else none,
+                   log=fmt_int(facts.next_log) if facts.next_log is not None else none))
+    return ("" if lang == "zh" else " ").join(parts)
+
+
+@lru_cache(maxsize=256)
+def bucket_figure(plan: Plan, step: int, lang: str, presenter: bool) -> dict:
+    """The animation's frame for the micro-batch that closes update `step` (a plain plotly dict)."""
+    walk = _walk(plan)
+    frame = walk.frame(walk.step_frame(step), lr=float(plan.learning_rates(step, step)[0]))
+    one = Timeline(plan, (frame,), (None,), (), walk.total_frames, walk.total_steps)
+    return animation_view.frame_spec(one, 0, lang, presenter=presenter, height=None if presenter else 300)
+
+
+def _mark(step: int) -> dict:
+    return {"type": "line", "xref": "x", "yref": "paper", "x0": step, "x1": step, "y0": 0, "y1": 1,
+            "line": {"color": COLOURS["update"], "width": 2.5}, "name": "step_k"}
+
+
+def _mark_label(step: int, y: float) -> dict:
+    """"k = 37" beside the mark, in the update colour's readable text pair."""
+    return {"xref": "x", "yref": "paper", "x": step, "y": y, "xanchor": "left", "xshift": 4, "showarrow": False,
+            "text": f"<b>k = {fmt_int(step)}</b>", "font": {"color": FIGURE_TEXT["update"][0]}, "name": "step_k_label"}
+
+
+@lru_cache(maxsize=64)
+def _timeline_base(plan: Plan, lang: str, presenter: bool) -> dict:
+    return charts.timeline(plan, lang, presenter).to_plotly_json()
+
+
+@lru_cache(maxsize=64)
+def _schedule_base(plan: Plan, lang: str, presenter: bool) -> dict | None:
+    if not lr_curve.drawable(plan):
+        return None
+    figure = schedule_chart.figure(lr_curve.curve(plan), lang, presenter=presenter)
+    spec = figure.to_plotly_json()
+    # the timeline beside it carries the legend of the same symbols; the curve gets the height back
+    spec["layout"] = {**spec["layout"], "height": 320 if not presenter else 460, "showlegend": False,
+                      "margin": {"l": 10, "r": 10, "t": 50, "b": 10}}
+    return spec
+
+
+@lru_cache(maxsize=256)
+def timeline_figure(plan: Plan, step: int, lang: str, presenter: bool) -> go.Figure:
+    """The epochs / evaluations / checkpoints strip with step k marked (cached: a class scrubs to the same k;
+    draw it, never change it)."""
+    base = _timeline_base(plan, lang, presenter)
+    layout = {**base["layout"], "shapes": [*base["layout"].get("shapes", ()), _mark(step)],
+              "annotations": [*base["layout"].get("annotations", ()), _mark_label(step, 0.92)]}
+    return go.Figure({"data": base["data"], "layout": layout}, _validate=False)
+
+
+@lru_cache(maxsize=256)
+def schedule_figure(plan: Plan, step: int, lang: str, presenter: bool) -> go.Figure | None:
+    """The learning-rate curve with step k marked and its rate as a point (cached, never changed)."""
+    base = _schedule_base(plan, lang, presenter)
+    if base is None:
+        return None
+    facts = step_facts(plan, step)
+    point = {"type": "scatter", "x": [step], "y": [facts.learning_rate], "mode": "markers",
+             "name": t(lang, "playground.step_k", step=fmt_int(step)),
+             "marker": {"size": 14 if presenter else 11, "color": COLOURS["update"], "line": {"width": 2}},
+             "hovertemplate": t(lang, "playground.point_hover") + "<extra></extra>"}
+    layout = {**base["layout"], "shapes": [*base["layout"].get("shapes", ()), _mark(step)],
+              "annotations": [*base["layout"].get("annotations", ()), _mark_label(step, 0.12)]}
+    return go.Figure({"data": [*base["data"], point], "layout": layout}, _validate=False)

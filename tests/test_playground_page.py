@@ -1,0 +1,159 @@
+"""AppTest for /playground: both languages, the one step control, touchable operands, the simulated console."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from test_app import run
+
+from steplab.i18n import catalogue, fmt_int, fmt_lr
+from steplab.teaching.measurements import measurements
+from steplab.teaching.presets import presets
+from steplab.teaching.run_log import RunLog, measured_seconds_per_step
+from steplab.trainer.plan import make_plan
+from steplab.trainer.setup import setup_from_mapping
+
+PAGE = "app_pages/playground.py"
+STEP_INPUT = "pg_step_exact"
+GA_OPERAND = "pg_in_num_update_steps_per_epoch_gradient_accumulation_steps"
+
+
+def course_plan(**changes):
+    setup = setup_from_mapping(presets()["course_default"].values)[0]
+    return make_plan(setup.replace(**changes) if changes else setup)
+
+
+def facts(at) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith(("**Update", "**第")))
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_renders_in_both_languages(lang):
+    at = run(PAGE, lang=lang)
+    assert at.title[0].value == catalogue(lang)["page.playground.title"]
+    assert not at.warning
+    plan = course_plan()
+    assert f"{fmt_int(plan.micro_batches_per_epoch)}" in " ".join(m.value for m in at.markdown)
+    assert len(at.code) == 1 and at.code[0].value.startswith("***** Running training *****")
+    assert len([p for p in at.get("plotly_chart")]) == 3
+
+
+def test_the_step_control_moves_the_numbers_and_the_url():
+    at = run(PAGE, lang="en")
+    plan = course_plan()
+    at.number_input(key=STEP_INPUT).set_value(37).run()
+    assert not at.exception
+    text = facts(at)
+    assert text.startswith("**Update 37**")
+    assert fmt_lr(float(plan.learning_rates(37, 37)[0])) in text
+    assert "numbers 289 to 296 of epoch 1" in text  # 8 micro-batches: 36 × 8 + 1 .. 37 × 8
+    assert at.query_params["step"] == "37"
+    assert at.slider(key="pg_step_slider").value == 37
+    at.slider(key="pg_step_slider").set_value(120).run()
+    assert facts(at).startswith("**Update 120**") and at.number_input(key=STEP_INPUT).value == 120
+    assert "Update 120 in the accumulation bucket" in " ".join(m.value for m in at.markdown)
+
+
+def test_a_deep_link_opens_at_its_step():
+    at = run(PAGE, lang="en", step="50")
+    text = facts(at)
+    assert text.startswith("**Update 50**") and "numbers 393 to 400 of epoch 1" in text
+
+
+@pytest.mark.parametrize("raw", ["abc", "-1", "0", "99999", "1.5", "1e3", ""])
+def test_hostile_step_values_get_a_notice(raw):
+    at = run(PAGE, lang="en", step=raw)
+    assert any("step=" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert facts(at).startswith("**Update 1**")
+
+
+def test_editing_an_operand_changes_the_shared_setup_and_the_url():
+    at = run(PAGE, lang="en")
+    at.number_input(key=GA_OPERAND).set_value(4).run()
+    assert not at.exception
+    assert at.session_state["gradient_accumulation_steps"] == 4
+    assert at.query_params["gradient_accumulation_steps"] == "4"
+    text = " ".join(m.value for m in at.markdown)
+    assert "400 ÷" in text and "= 100" in text  # 400 micro-batches ÷ 4 = 100 updates per epoch
+    assert at.number_input(key="gradient_accumulation_steps").value == 4  # the sidebar's own control
+
+
+def test_step_forward_prints_the_engines_lines():
+    at = run(PAGE, lang="en")
+    plan = course_plan()
+    seconds = measured_seconds_per_step(4, 8, measurements())[1]
+    for _ in range(5):
+        at.button(key="pg_forward").click().run()
+    assert not at.exception
+    expected = RunLog(plan, round(seconds, 3)).screen(5, tail=30)
+    assert at.code[0].value == expected
+    assert "{'loss'" in expected.splitlines()[-2]  # logging_steps 5: the line at update 5, then the bar
+    assert facts(at).startswith("**Update 5**")  # step k followed the console
+    at.button(key="pg_reset").click().run()
+    assert at.code[0].value == RunLog(plan, round(seconds, 3)).screen(0, tail=30)
+
+
+def test_play_runs_the_console_and_pause_moves_step_k():
+    at = run(PAGE, lang="en")
+    plan = course_plan()
+    at.number_input(key="pg_seconds").set_value(0.001).run()
+    at.button(key="pg_play").click().run()
+    at.run()  # a tick: far more than one update has passed at 0.001 s per update
+    bar = at.code[0].value.splitlines()[-1]
+    done = int(re.search(r"\| (\d+)/150 ", bar).group(1))
+    assert done >= 1
+    assert at.code[0].value == RunLog(plan, 0.001).screen(done, tail=30)
+    if at.session_state["pg_playing"]:
+        at.button(key="pg_pause").click().run()
+    assert facts(at).startswith(f"**Update {max(done, 1)}") or facts(at).startswith("**Update 150**")
+
+
+def test_lightning_has_no_trainer_console_but_a_sentence():
+    at = run(PAGE, lang="en", trainer="lightning-2")
+    assert not at.code
+    assert any("lightning" in i.value for i in at.info)
+
+
+def test_presenter_view_draws_the_same_views():
+    at = run(PAGE, lang="en", presenter="1", step="20")
+    assert facts(at).startswith("**Update 20**")
+    assert len(at.get("plotly_chart")) == 3
+
+
+def test_the_home_page_links_here_first():
+    from steplab_ui.navigation import PAGES
+
+    assert PAGES[1][1:3] == ("app_pages/playground.py", "playground")
+    at = run("app_pages/home.py", lang="en")
+    assert catalogue("en")["home.link.playground"] in [c.value for c in at.caption][:3]
+
+
+def test_a_run_without_updates_says_so():
+    at = run(PAGE, lang="en", trainer="hf-4.51", num_samples="10", per_device_train_batch_size="4")
+    assert catalogue("en")["playground.no_steps"] in [i.value for i in at.info]
+    assert not at.code
+
+
+def test_a_metric_driven_schedule_has_no_curve_but_the_rest():
+    at = run(PAGE, lang="en", lr_scheduler_type="reduce_lr_on_plateau", eval_strategy="steps", eval_steps="50")
+    assert any("reduce_lr_on_plateau" in i.value for i in at.info)
+    assert len(at.get("plotly_chart")) == 2 and len(at.code) == 1
+
+
+def test_a_million_updates_open_at_the_last_one():
+    at = run(PAGE, lang="en", max_steps="1000000", logging_steps="1", step="1000000")
+    assert facts(at).startswith("**Update 1,000,000**")
+    at.button(key="pg_forward").click().run()
+    assert "1/1000000 [" in at.code[0].value.splitlines()[-1]
+
+
+def test_the_figures_are_valid_plotly():
+    import plotly.graph_objects as go
+
+    from steplab_ui import playground_view as view
+
+    plan = course_plan(eval_strategy="steps", eval_steps=40, warmup_steps=10.0)
+    for figure in (view.timeline_figure(plan, 37, "zh", False), view.schedule_figure(plan, 37, "en", True)):
+        go.Figure(figure.to_dict())  # validates every property
+    go.Figure(view.bucket_figure(plan, 37, "en", False))
