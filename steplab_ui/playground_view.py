@@ -15,7 +15,7 @@ import streamlit as st
 from steplab.i18n import fmt_float, fmt_int, fmt_lr, t
 from steplab.teaching import lr_curve, run_log
 from steplab.teaching.explain import Line, explain
-from steplab.teaching.timeline import Timeline, _Run
+from steplab.teaching.timeline import update_timeline
 from steplab.trainer.plan import Plan
 from steplab_ui import animation_view, charts, schedule_chart, state
 from steplab_ui.layout import COLOURS, FIGURE_TEXT
@@ -123,15 +123,9 @@ class StepFacts:
     next_log: int | None
 
 
-@lru_cache(maxsize=64)
-def _walk(plan: Plan) -> _Run:
-    return _Run(plan)
-
-
 @lru_cache(maxsize=512)
 def step_facts(plan: Plan, step: int) -> StepFacts:
-    walk = _walk(plan)
-    frame = walk.frame(walk.step_frame(step))
+    frame = update_timeline(plan, step).frames[0]
     rate = float(plan.learning_rates(step, step)[0])
     return StepFacts(
         step=step, epoch_number=frame.epoch + 1, first_micro=max(frame.micro_batch - frame.fill + frame.carried + 1, 1),
@@ -164,9 +158,7 @@ def facts_text(facts: StepFacts, lang: str) -> str:
 @lru_cache(maxsize=256)
 def bucket_figure(plan: Plan, step: int, lang: str, presenter: bool) -> dict:
     """The animation's frame for the micro-batch that closes update `step` (a plain plotly dict)."""
-    walk = _walk(plan)
-    frame = walk.frame(walk.step_frame(step), lr=float(plan.learning_rates(step, step)[0]))
-    one = Timeline(plan, (frame,), (None,), (), walk.total_frames, walk.total_steps)
+    one = update_timeline(plan, step, lr=float(plan.learning_rates(step, step)[0]))
     return animation_view.frame_spec(one, 0, lang, presenter=presenter, height=None if presenter else 300)
 
 

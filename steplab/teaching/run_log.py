@@ -33,41 +33,15 @@ from steplab.trainer.plan import Plan
 LR_AFTER_STEP = frozenset({"hf-4.46"})  # releases that log the learning rate of the next update
 FORMAT_4G = frozenset({"hf-5"})  # releases whose progress bar prints floats as f"{v:.4g}" strings
 EVAL_BATCH = 8  # per_device_eval_batch_size's default, for the illustrative eval_steps_per_second
-BAR_WIDTH = 10  # tqdm's bar width when the terminal width is unknown
-BAR_CHARS = " ▏▎▍▌▋▊▉█"  # tqdm's UTF bar
 DEFAULT_OUTPUT_DIR = "saves/qwen3-0.6b/lora/sft"
 
 
-def format_interval(seconds: float) -> str:
-    """A duration as tqdm writes it: MM:SS, or H:MM:SS from one hour on."""
-    sign = "-" if seconds < 0 else ""
-    minutes, secs = divmod(abs(int(seconds)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{sign}{hours:d}:{minutes:02d}:{secs:02d}" if hours else f"{sign}{minutes:02d}:{secs:02d}"
-
-
 def bar_text(n: int, total: int, elapsed: float) -> str:
-    """tqdm's meter for step n of total after `elapsed` seconds (`tqdm.format_meter(n, total, elapsed)`):
+    """tqdm's own meter for step n of total after `elapsed` seconds, as the Trainer's progress bar prints it:
     ` 25%|██▍       | 37/150 [00:12<00:36,  3.08it/s]`, and `s/it` when a step takes longer than a second."""
-    rate = n / elapsed if elapsed and n else None
-    if rate is None:
-        rate_fmt = "?it/s"
-    elif 1 / rate > 1:
-        rate_fmt = f"{1 / rate:5.2f}s/it"
-    else:
-        rate_fmt = f"{rate:5.2f}it/s"
-    if total and n >= total + 0.5:
-        total = 0  # tqdm drops a total that n has passed
-    remaining = format_interval((total - n) / rate) if rate and total else ("00:00" if rate else "?")
-    right = f"{n}/{total or '?'} [{format_interval(elapsed)}<{remaining}, {rate_fmt}]"
-    if not total:
-        return f"{n}it [{format_interval(elapsed)}, {rate_fmt}]"
-    frac = n / total
-    full, part = divmod(int(frac * BAR_WIDTH * (len(BAR_CHARS) - 1)), len(BAR_CHARS) - 1)
-    bar = BAR_CHARS[-1] * full
-    if full < BAR_WIDTH:
-        bar += BAR_CHARS[part] + BAR_CHARS[0] * (BAR_WIDTH - full - 1)
-    return f"{frac * 100:3.0f}%|{bar}| {right}"
+    from tqdm import tqdm  # imported on first use: the pages that never draw a bar do not pay for it
+
+    return tqdm.format_meter(n, total, elapsed)
 
 
 # --- the values of the lines --------------------------------------------------------------------------------

@@ -386,3 +386,15 @@ def build_timeline(plan: Plan) -> Timeline:
         updates = after.updates - (1 if after.step else 0) - before.updates
         gaps.append(Gap(skipped, updates) if skipped else None)
     return Timeline(plan, window, tuple(gaps), tuple(targets), walk.total_frames, walk.total_steps)
+
+
+@lru_cache(maxsize=64)
+def _walk(plan: Plan) -> _Run:
+    return _Run(plan)
+
+
+def update_timeline(plan: Plan, step: int, lr: float | None = None) -> Timeline:
+    """A one-frame timeline: the micro-batch round that closes update `step` (any step, without building the run)."""
+    walk = _walk(plan)
+    frame = walk.frame(walk.step_frame(step), lr=lr)
+    return Timeline(plan, (frame,), (None,), (), walk.total_frames, walk.total_steps)
