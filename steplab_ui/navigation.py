@@ -14,6 +14,7 @@ PAGES = (
     ("learn", "app_pages/playground.py", "playground", ":material/toys:"),
     ("learn", "app_pages/lessons.py", "lessons", ":material/menu_book:"),
     ("learn", "app_pages/selfcheck.py", "selfcheck", ":material/quiz:"),
+    ("learn", "app_pages/join.py", "join", ":material/login:"),
     ("explore", "app_pages/calculator.py", "calculator", ":material/calculate:"),
     ("explore", "app_pages/schedule.py", "schedule", ":material/show_chart:"),
     ("explore", "app_pages/compare.py", "compare", ":material/compare_arrows:"),
@@ -21,6 +22,7 @@ PAGES = (
     ("explore", "app_pages/llamaboard.py", "llamaboard", ":material/dashboard:"),
     ("explore", "app_pages/labs.py", "labs", ":material/science:"),
     ("instructor", "app_pages/animation.py", "animation", ":material/animation:"),
+    ("instructor", "app_pages/classroom.py", "class", ":material/co_present:"),
 )
 
 

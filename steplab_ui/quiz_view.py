@@ -24,6 +24,7 @@ from steplab.teaching.progress import (
     to_json,
 )
 from steplab.teaching.quiz import Control, Feedback, Question, grade
+from steplab_ui.classroom_view import report_progress
 
 PROGRESS_KEY = "steplab_progress"
 DECIMAL_ANSWERS = ("final_epoch", "eval_every_epochs", "first_lr", "last_lr", "num_train_epochs", "warmup_ratio")
@@ -44,7 +45,9 @@ def get_progress() -> Progress:
 
 
 def set_progress(progress: Progress) -> None:
+    """Keep the learner's progress in the session (and send it to their class, if they joined one)."""
     st.session_state[PROGRESS_KEY] = progress.to_dict()
+    report_progress(progress)
 
 
 def mark_lesson_done(lesson: int, done: bool = True) -> None:

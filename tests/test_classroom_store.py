@@ -39,18 +39,21 @@ from steplab.classroom.store import (
     CODE_ALPHABET,
     CODE_LENGTH,
     CODE_LIFETIME,
+    CSV_COLUMNS,
     MAX_NICKNAME_CHARS,
     ClassError,
+    Live,
     RosterRow,
     Store,
     database_url,
     normalise_code,
+    roster_cells,
     roster_csv,
 )
 from steplab.classroom.tables import answers, classes, metadata, seats
 from steplab.classroom.tables import polls as polls_table
 from steplab.classroom.tables import progress as progress_table
-from steplab.i18n import LANGUAGES, catalogue, msg
+from steplab.i18n import LANGUAGES, catalogue, msg, t
 from steplab.teaching.progress import Progress
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import TrainingSetup
@@ -508,3 +511,43 @@ def test_two_processes_sharing_the_sqlite_file_lose_no_answer(tmp_path, plain_ma
     assert tally.answered == 60
     assert tally.values == tuple(sorted([1000.0 + i for i in range(30)] + [2000.0 + i for i in range(30)]))
     opened_store.close()
+
+
+# --------------------------------------------------------------------------- the projector's refresh and the table
+
+
+def test_live_reads_the_head_count_the_latest_poll_and_its_answers_in_one_go(store):
+    opened = store.open_class(now=T0)
+    assert store.live(opened.host_token, now=T0) == Live(0, None, None)
+    first = store.ask(opened.host_token, setup_poll(), now=later(seconds=1))
+    seats_ = [store.join(opened.join_code, f"s{i}", now=later(seconds=2)) for i in range(3)]
+    store.answer(seats_[0].token, first, "150", now=later(seconds=3))
+    store.answer(seats_[1].token, first, "1,200", now=later(seconds=3))
+    now = store.live(opened.host_token, now=later(seconds=4))
+    assert (now.students, now.poll.poll_id, now.tally.values, now.tally.revealed) == (3, first, (150.0, 1200.0), False)
+    assert now.tally == store.tally(opened.class_id, first)  # the same aggregate the students' side reads
+    second = store.ask(opened.host_token, polls.poll_from_change(SETUP, "gradient_accumulation_steps", 16),
+                       now=later(seconds=5))
+    store.reveal(opened.host_token, second, now=later(seconds=6))
+    now = store.live(opened.host_token, now=later(seconds=7))
+    assert (now.poll.poll_id, now.tally.answered, now.tally.revealed) == (second, 0, True)
+    other = store.open_class(now=T0)  # another class's answers never count here
+    refused("class.not_host", store.live, seats_[0].token, now=later(seconds=8))
+    assert store.live(other.host_token, now=later(seconds=8)).students == 0
+    refused("class.not_host", store.live, opened.host_token, now=later(hours=13))  # past the class's lifetime
+
+
+def test_the_table_and_its_csv_show_the_same_cells(store):
+    opened = store.open_class(now=T0)
+    named = store.join(opened.join_code, "Mei", now=later(seconds=1))
+    store.join(opened.join_code, "", now=later(seconds=2))
+    store.report_progress(named.token, Progress(lessons_done=frozenset({1, 3}), lesson_scores=((1, 2, 3),),
+                                                selfstudy_correct=4, selfstudy_attempts=5), now=later(seconds=3))
+    rows = store.roster(opened.host_token, now=later(seconds=4))
+    for lang in LANGUAGES:
+        header, cells = roster_cells(rows, lang)
+        assert header == [catalogue(lang)[f"class.csv.{column}"] for column in CSV_COLUMNS]
+        assert cells[0][:5] == ["Mei", "2026-12-03 09:00:01", "1 3", "1: 2/3", "4"]
+        assert cells[1][0] == t(lang, "class.csv.unnamed", number=2)
+        parsed = list(csv.reader(io.StringIO(roster_csv(rows, lang).lstrip("\ufeff"))))
+        assert parsed == [header, *cells]

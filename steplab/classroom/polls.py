@@ -323,7 +323,7 @@ def _answer(poll: Poll) -> float | None:
     return float(_plan(_asked_setup(poll)).max_steps)
 
 
-def _change_said(poll: Poll) -> Message:
+def change_said(poll: Poll) -> Message:
     """'`gradient_accumulation_steps` goes from 8 to 16' (the field's own wording for the offered changes)."""
     field, value = poll.change  # type: ignore[misc]
     before = _json_value(field, getattr(_old_setup(poll), field))
@@ -343,7 +343,7 @@ def prompt(poll: Poll) -> Message | Text:
     if poll.kind == "setup":
         return msg("poll.prompt.setup", **numbers_)
     old = _plan(setup).max_steps
-    return msg("poll.prompt.change", old=old, change=_change_said(poll), count=old)
+    return msg("poll.prompt.change", old=old, change=change_said(poll), count=old)
 
 
 def _line(setup: TrainingSetup, name: str) -> Message:
@@ -363,7 +363,7 @@ def setup_lines(poll: Poll) -> tuple[Message, ...]:
     names = [*SHOWN_FIELDS, *(n for n in SHOWN_IF_SET if getattr(setup, n) != FIELDS[n].default)]
     lines = [_line(setup, name) for name in names]
     if poll.kind == "change":
-        lines.append(msg("poll.line.change", change=_change_said(poll)))
+        lines.append(msg("poll.line.change", change=change_said(poll)))
     return tuple(lines)
 
 
@@ -506,7 +506,7 @@ def _change_traps(poll: Poll, old: Plan) -> list[Trap]:
     field = poll.change[0]  # type: ignore[index]
     before = getattr(old.setup, field)
     after = getattr(_asked_setup(poll), field)
-    change = _change_said(poll)
+    change = change_said(poll)
     traps = [Trap(float(old.max_steps), msg("poll.trap.unchanged", value=old.max_steps, change=change))]
     if field in CHANGES and before and after > before and float(after / before).is_integer() and \
             not old.setup.uses_max_steps:

@@ -126,6 +126,15 @@ class Tally:
 
 
 @dataclass(frozen=True)
+class Live:
+    """What the projector refreshes: how many joined, the current poll (None before the first) and its tally."""
+
+    students: int
+    poll: PollState | None
+    tally: Tally | None
+
+
+@dataclass(frozen=True)
 class RosterRow:
     """One student in the instructor's class table."""
 
@@ -238,6 +247,33 @@ class Store:
                 raise ClassError("class.no_poll")
             if revealed.revealed_at is None:
                 connection.execute(update(polls_table).where(polls_table.c.id == poll_id).values(revealed_at=now))
+
+    def live(self, host_token: str, now: datetime | None = None) -> Live:
+        """The projector's refresh in one query: the class's head count, its latest poll and that poll's answers
+        (`ClassError("class.not_host")` for a token that controls no live class)."""
+        now = _now(now)
+        students = select(func.count()).where(seats.c.class_id == classes.c.id).scalar_subquery()
+        asked = polls_table.alias("asked")
+        latest = (select(func.max(asked.c.id)).where(asked.c.class_id == classes.c.id).correlate(classes)
+                  .scalar_subquery())
+        query = (select(classes.c.expires_at, students.label("students"), polls_table.c.id.label("poll_id"),
+                        polls_table.c.spec, polls_table.c.asked_at, polls_table.c.revealed_at, answers.c.value)
+                 .select_from(classes)
+                 .outerjoin(polls_table, polls_table.c.id == latest)
+                 .outerjoin(answers, answers.c.poll_id == polls_table.c.id)
+                 .where(classes.c.host_hash == _token_hash(host_token, "class.not_host")))
+        with self._read() as connection:
+            rows = connection.execute(query).all()
+        if not rows or rows[0].expires_at <= now:
+            raise ClassError("class.not_host")
+        first = rows[0]
+        if first.poll_id is None:
+            return Live(int(first.students), None, None)
+        revealed = first.revealed_at is not None
+        state = PollState(int(first.poll_id), _poll_of(first.spec), first.asked_at, revealed)
+        values = tuple(sorted(float(row.value) for row in rows if row.value is not None))
+        return Live(int(first.students), state, Tally(state.poll_id, len(values), int(first.students), values,
+                                                       revealed))
 
     def roster(self, host_token: str, now: datetime | None = None) -> tuple[RosterRow, ...]:
         """Every student of the class, by join time (then by seat: the order `roster_csv` numbers them in)."""
@@ -586,20 +622,28 @@ def clean_nickname(nickname: object) -> str:
     return text
 
 
+def roster_cells(rows: tuple[RosterRow, ...], lang: str) -> tuple[list[str], list[list[str]]]:
+    """The class table as the page and the CSV show it: the header in the user's language and one row of text
+    cells per student. A student without a nickname is named by join order (`class.csv.unnamed`: "student 3")."""
+    header = [t(lang, f"class.csv.{column}") for column in CSV_COLUMNS]
+    cells = [[str(cell) for cell in (
+        row.nickname or t(lang, "class.csv.unnamed", number=number),
+        row.joined_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+        " ".join(str(lesson) for lesson in row.lessons_done),
+        "; ".join(f"{lesson}: {correct}/{attempts}" for lesson, correct, attempts in row.lesson_scores),
+        row.selfstudy_correct, row.selfstudy_attempts, row.polls_answered, row.polls_correct)]
+        for number, row in enumerate(rows, start=1)]
+    return header, cells
+
+
 def roster_csv(rows: tuple[RosterRow, ...], lang: str) -> str:
-    """The class table as CSV (header in the user's language, UTF-8 with BOM so Excel opens Chinese right);
-    cells that start with `=`, `+`, `-` or `@` are quoted against formula injection. A student without a nickname
-    is named as the page names them (`class.csv.unnamed`: "student 3", by join order)."""
+    """The class table as CSV (`roster_cells`; UTF-8 with BOM so Excel opens Chinese right); cells that start
+    with `=`, `+`, `-` or `@` are quoted against formula injection."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow([t(lang, f"class.csv.{column}") for column in CSV_COLUMNS])
-    for number, row in enumerate(rows, start=1):
-        writer.writerow([_safe_cell(cell) for cell in (
-            row.nickname or t(lang, "class.csv.unnamed", number=number),
-            row.joined_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),
-            " ".join(str(lesson) for lesson in row.lessons_done),
-            "; ".join(f"{lesson}: {correct}/{attempts}" for lesson, correct, attempts in row.lesson_scores),
-            row.selfstudy_correct, row.selfstudy_attempts, row.polls_answered, row.polls_correct)])
+    header, cells = roster_cells(rows, lang)
+    writer.writerow(header)
+    writer.writerows([_safe_cell(cell) for cell in row] for row in cells)
     return "\ufeff" + out.getvalue()
 
 

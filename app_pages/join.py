@@ -1,0 +1,159 @@
+"""Join a class, the student's side: the join code and an optional nickname, then the instructor's current
+question, an answer, and after the reveal the feedback and the room's spread (never another student's answer or
+name). The seat is this page's address (`?seat=<token>`); lessons and checks finished meanwhile reach the class."""
+
+import streamlit as st
+
+from steplab.classroom import polls
+from steplab.classroom.store import MAX_CODE_INPUT_CHARS, MAX_NICKNAME_CHARS, ClassError, Seat
+from steplab.i18n import t
+from steplab_ui import classroom_view as view
+from steplab_ui.page import page
+from steplab_ui.quiz_view import get_progress
+
+SEAT = "seat"  # the URL parameter holding the student's seat token
+SEEN = "join_seen"  # (poll id, revealed) of the question this page drew; the watcher reruns the page when it moves
+PROBLEM = "join_problem"
+
+context = page("join")
+lang = context.lang
+room = view.store(lang)
+if room is None:
+    st.stop()
+
+
+def forget(message: str | None = None) -> None:
+    st.session_state.pop(view.SEAT_KEY, None)
+    st.session_state.pop(view.REPORTED_KEY, None)
+    st.query_params.pop(SEAT, None)
+    if message:
+        st.session_state[PROBLEM] = message
+
+
+def take_seat() -> None:
+    """The join form's callback: a seat, kept in the session and in this page's address."""
+    code = st.session_state.get("join_code", "")
+    if not str(code).strip():
+        st.session_state[PROBLEM] = t(lang, "join.need_code")
+        return
+    try:
+        seat = room.join(code, st.session_state.get("join_nickname", ""))
+    except ClassError as error:
+        st.session_state[PROBLEM] = error.message(lang)
+        return
+    except view.DATABASE_ERRORS:
+        st.session_state[PROBLEM] = t(lang, "room.busy")
+        return
+    st.session_state[view.SEAT_KEY] = seat.token
+    st.query_params.pop("code", None)
+    st.query_params[SEAT] = seat.token
+
+
+def leave() -> None:
+    forget()
+    st.session_state[PROBLEM] = None
+    st.session_state["join_left"] = True
+
+
+def send(token: str, poll_id: int, key: str) -> None:
+    try:
+        room.answer(token, poll_id, st.session_state.get(key))
+    except ClassError as error:
+        st.session_state[PROBLEM] = error.message(lang)
+    except view.DATABASE_ERRORS:
+        st.session_state[PROBLEM] = t(lang, "room.busy")
+
+
+if st.session_state.pop("join_left", False):
+    st.info(t(lang, "join.left"), icon=":material/logout:")
+
+token = st.query_params.get(SEAT) or st.session_state.get(view.SEAT_KEY)
+seat: Seat | None = None
+if token:
+    try:
+        seat = room.seat(token)
+        st.session_state[view.SEAT_KEY] = token
+        if st.query_params.get(SEAT) != token:
+            st.query_params[SEAT] = token
+    except ClassError as error:
+        forget(error.message(lang))
+    except view.DATABASE_ERRORS:
+        st.error(t(lang, "room.busy"), icon=":material/hourglass_empty:")
+        st.stop()
+
+if (problem := st.session_state.pop(PROBLEM, None)) is not None:
+    st.error(problem, icon=":material/error:")
+
+if seat is None:
+    with st.form("join_form", border=True):
+        st.text_input(t(lang, "join.code"), value=st.query_params.get("code", "")[:MAX_CODE_INPUT_CHARS],
+                      max_chars=MAX_CODE_INPUT_CHARS, key="join_code", help=t(lang, "join.code_help"))
+        st.text_input(t(lang, "join.nickname"), max_chars=MAX_NICKNAME_CHARS, key="join_nickname",
+                      help=t(lang, "join.nickname_help", limit=MAX_NICKNAME_CHARS))
+        st.form_submit_button(t(lang, "join.button"), on_click=take_seat, type="primary", icon=":material/login:")
+    st.stop()
+
+if seat.nickname:
+    st.success(t(lang, "join.joined", nickname=seat.nickname), icon=":material/how_to_reg:")
+else:
+    st.success(t(lang, "join.joined_anonymous"), icon=":material/how_to_reg:")
+view.report_progress(get_progress())  # what was finished before joining counts too
+
+current = None
+try:
+    current = room.current_poll(seat.class_id)
+    mine = room.my_answer(token, current.poll_id) if current is not None else None
+except ClassError as error:
+    forget(error.message(lang))
+    st.rerun()
+except view.DATABASE_ERRORS:
+    st.error(t(lang, "room.busy"), icon=":material/hourglass_empty:")
+    mine = None
+st.session_state[SEEN] = None if current is None else (current.poll_id, current.revealed)
+
+if current is None:
+    st.info(t(lang, "join.waiting"), icon=":material/hourglass_empty:")
+else:
+    poll = current.poll
+    with st.container(border=True):
+        st.markdown(view.prompt_lines(poll, lang))
+        if current.revealed:
+            view.feedback(poll, mine, lang)
+        else:
+            key = f"join_answer_{current.poll_id}"
+            with st.form(f"join_form_{current.poll_id}", border=False):
+                if polls.is_numeric(poll):
+                    st.text_input(t(lang, "join.answer"), key=key, max_chars=polls.MAX_TEXT_CHARS,
+                                  help=t(lang, "join.answer_help"))
+                else:
+                    options = polls.options(poll)
+                    st.radio(t(lang, "join.option"), range(len(options)), key=key, index=None,
+                             format_func=lambda index: options[index].get(lang))
+                st.form_submit_button(t(lang, "join.send"), on_click=send, args=(token, current.poll_id, key),
+                                      type="primary", icon=":material/send:")
+            if mine is not None:
+                st.success(t(lang, "join.sent", value=view.answer_text(poll, mine, lang)), icon=":material/done:")
+            else:
+                st.caption(t(lang, "join.not_answered"))
+    if current.revealed:
+        try:
+            view.show_spread(poll, room.tally(seat.class_id, current.poll_id), lang, key="join_spread")
+        except (ClassError, *view.DATABASE_ERRORS) as error:
+            view.say_error(error, lang)
+
+
+@st.fragment(run_every=view.REFRESH_SECONDS)
+def watch(class_id: int) -> None:
+    """Every couple of seconds, one cheap read: a new question or a reveal redraws the page (the answer form is
+    not redrawn in between, so what a student is typing stays)."""
+    try:
+        latest = room.current_poll(class_id)
+    except (ClassError, *view.DATABASE_ERRORS):
+        return
+    if (None if latest is None else (latest.poll_id, latest.revealed)) != st.session_state.get(SEEN):
+        st.rerun()
+
+
+watch(seat.class_id)
+st.caption(t(lang, "join.link") + " " + t(lang, "join.progress"))
+st.button(t(lang, "join.leave"), on_click=leave, icon=":material/logout:", key="join_leave")

@@ -1,0 +1,160 @@
+"""A live class in real browsers: an instructor and three students in separate browser contexts (one a 420 px
+phone in the dark scheme, one reading Chinese), joining by code, answering, the projector's count and spread
+updating by themselves, the reveal, the class table's CSV, a student's link that cannot reach the instructor's
+controls, and a second class at the same time that does not mix with the first.
+
+Every expected number comes from the engine (the plan, the poll's reveal and traps)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import Browser, Page, expect
+
+from steplab.classroom import polls
+from steplab.i18n import fmt_int, t
+from steplab.teaching.presets import presets
+from steplab.trainer.plan import make_plan
+
+from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
+from .streamlit_page import expect_no_exception, open_app, wait_for_app_run
+
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
+
+SETUP = presets()["course_default"].setup()
+PLAN = make_plan(SETUP)
+POLL = polls.poll_from_setup(SETUP)
+LIVE = 20_000  # the projector refreshes every couple of seconds by itself: no reload in this test
+
+
+def metric_value(page: Page, label: str):
+    """The value of the metric card labelled exactly `label` ("Answer" is not "Answered")."""
+    label_cell = page.get_by_test_id("stMetricLabel").filter(has_text=re.compile(f"^{re.escape(label)}$"))
+    return page.get_by_test_id("stMetric").filter(has=label_cell).get_by_test_id("stMetricValue")
+
+
+def shown(text: str) -> str:
+    """The words of a Markdown sentence as the page shows them, up to its first code span or bold mark."""
+    return re.split(r"`|\*\*", text)[0].strip()
+
+
+def lang_query(lang: str) -> str:
+    return "lang=en" if lang == "en" else ""
+
+
+def open_class(browser: Browser, server: StreamlitServer, lang: str) -> tuple[Page, str]:
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    open_app(page, f"{server.url}/class?{lang_query(lang)}")
+    page.get_by_role("button", name=t(lang, "room.open")).click()
+    wait_for_app_run(page)
+    expect(metric_value(page, t(lang, "room.code"))).to_have_text(re.compile(r"^[0-9A-Z]{6}$"))
+    expect(page.get_by_test_id("stImage").get_by_role("img")).to_be_visible()  # the QR code
+    return page, metric_value(page, t(lang, "room.code")).inner_text()
+
+
+def join(browser: Browser, server: StreamlitServer, code: str, nickname: str, lang: str, width: int = 1280,
+         scheme: str = "light", typed: bool = False) -> Page:
+    page = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme).new_page()
+    open_app(page, f"{server.url}/join?{lang_query(lang)}" + ("" if typed else f"&code={code}"))
+    if typed:
+        page.get_by_role("textbox", name=t(lang, "join.code")).fill(code.lower())
+    page.get_by_role("textbox", name=t(lang, "join.nickname")).fill(nickname)
+    page.get_by_role("button", name=t(lang, "join.button"), exact=True).click()
+    wait_for_app_run(page)
+    expect(page.get_by_text(t(lang, "join.joined", nickname=nickname).replace("**", ""))).to_be_visible()
+    return page
+
+
+def answer(page: Page, lang: str, value: str) -> None:
+    box = page.get_by_role("textbox", name=t(lang, "join.answer"))
+    expect(box).to_be_visible(timeout=LIVE)  # the question arrives by itself
+    box.fill(value)
+    page.get_by_role("button", name=t(lang, "join.send"), exact=True).click()
+    wait_for_app_run(page)
+    expect(page.get_by_text(t(lang, "join.sent", value=value).replace("**", ""))).to_be_visible()
+
+
+def test_a_live_class_with_three_students(browser: Browser, app_server: StreamlitServer) -> None:
+    instructor, code = open_class(browser, app_server, "en")
+    trap = polls.reveal(POLL).traps[0]
+    students = [join(browser, app_server, code, "Ana", "en"),
+                join(browser, app_server, code, "Bo", "en", width=420, scheme="dark", typed=True),
+                join(browser, app_server, code, "Cy", "zh")]
+    expect(students[0].get_by_text(t("en", "join.waiting"))).to_be_visible()
+    instructor.get_by_role("button", name=t("en", "room.ask.button")).click()
+    wait_for_app_run(instructor)
+    for page, lang, value in zip(students, ("en", "en", "zh"), (fmt_int(PLAN.max_steps), fmt_int(int(trap.value)), "7"),
+                                 strict=True):
+        answer(page, lang, value)
+    # the projector counts and draws the answers without a reload
+    expect(metric_value(instructor, t("en", "room.students"))).to_have_text("3", timeout=LIVE)
+    expect(metric_value(instructor, t("en", "room.poll.answered"))).to_have_text(
+        t("en", "room.poll.answered_value", answered=3, joined=3), timeout=LIVE)
+    expect(instructor.get_by_test_id("stPlotlyChart")).to_have_count(1, timeout=LIVE)
+    # a student sees no other student's answer or name before the reveal
+    for page, others in ((students[0], ("Bo", "Cy")), (students[1], ("Ana", "Cy"))):
+        main = page.get_by_test_id("stMain").inner_text()
+        assert not [name for name in others if name in main], main
+        expect(page.get_by_test_id("stPlotlyChart")).to_have_count(0)
+
+    instructor.get_by_role("button", name=t("en", "room.poll.reveal")).click()
+    wait_for_app_run(instructor)
+    expect(metric_value(instructor, t("en", "room.reveal.answer"))).to_have_text(fmt_int(PLAN.max_steps))
+    expect(metric_value(instructor, t("en", "room.reveal.right"))).to_have_text(
+        t("en", "room.reveal.right_value", right=1, answered=3))
+    expect(instructor.get_by_test_id("stMain").get_by_text(shown(trap.why.get("en")), exact=False).first).to_be_visible()
+    # each student's own feedback arrives by itself
+    expect(students[0].get_by_text(t("en", "join.right", answer=fmt_int(PLAN.max_steps)).replace("**", ""))
+           ).to_be_visible(timeout=LIVE)
+    expect(students[1].get_by_text(shown(trap.why.get("en")), exact=False).first).to_be_visible(timeout=LIVE)
+    expect(students[2].get_by_text(t("zh", "join.wrong", answer=fmt_int(PLAN.max_steps), value="7")
+                                   .replace("**", ""))).to_be_visible(timeout=LIVE)
+    expect(students[1].get_by_test_id("stPlotlyChart")).to_have_count(1)  # the room's spread, after the reveal
+    for page in (instructor, *students):
+        expect_no_exception(page)
+
+    # the class table as CSV: one row per student, by join order
+    with instructor.expect_download() as caught:
+        instructor.get_by_role("button", name=t("en", "room.table.download")).click()
+    rows = list(csv.reader(io.StringIO(caught.value.path().read_text(encoding="utf-8-sig"))))
+    assert rows[0][0] == t("en", "class.csv.nickname")
+    assert [row[0] for row in rows[1:]] == ["Ana", "Bo", "Cy"]
+    assert [row[6] for row in rows[1:]] == ["1", "1", "1"]  # polls answered
+
+    # the phone's page and the projector pass axe
+    for page in (students[1], instructor):
+        found = [v["id"] for v in Axe().run(page).response["violations"] if v["impact"] in ("serious", "critical")]
+        assert not found, found
+
+
+def test_a_students_link_cannot_control_and_two_classes_do_not_mix(browser: Browser,
+                                                                    app_server: StreamlitServer) -> None:
+    first, first_code = open_class(browser, app_server, "en")
+    second, second_code = open_class(browser, app_server, "zh")
+    assert first_code != second_code
+    student = join(browser, app_server, second_code, "Dee", "zh")
+    seat = re.search(r"seat=([^&]+)", student.url).group(1)
+    # the student's seat token on the instructor's page: refused, no controls
+    intruder = student.context.new_page()
+    open_app(intruder, f"{app_server.url}/class?host={seat}")
+    expect(intruder.get_by_text(t("zh", "class.not_host"))).to_be_visible()
+    expect(intruder.get_by_role("button", name=t("zh", "room.ask.button"))).to_have_count(0)
+    expect(intruder.get_by_role("button", name=t("zh", "room.poll.reveal"))).to_have_count(0)
+    # a question in the first class does not reach the second class's student
+    first.get_by_role("button", name=t("en", "room.ask.button")).click()
+    wait_for_app_run(first)
+    student.wait_for_timeout(3000)  # longer than one refresh
+    expect(student.get_by_text(t("zh", "join.waiting"))).to_be_visible()
+    expect(metric_value(second, t("zh", "room.students"))).to_have_text("1", timeout=LIVE)
+    expect(metric_value(first, t("en", "room.students"))).to_have_text("0", timeout=LIVE)
+    second.get_by_role("button", name=t("zh", "room.ask.button")).click()
+    wait_for_app_run(second)
+    answer(student, "zh", fmt_int(PLAN.max_steps))
+    expect(metric_value(second, t("zh", "room.poll.answered"))).to_have_text(
+        t("zh", "room.poll.answered_value", answered=1, joined=1), timeout=LIVE)
+    expect(metric_value(first, t("en", "room.poll.answered"))).to_have_text(
+        t("en", "room.poll.answered_value", answered=0, joined=0), timeout=LIVE)

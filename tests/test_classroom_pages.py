@@ -1,0 +1,194 @@
+"""AppTest: the live class's two pages, in both languages. The instructor opens a class, asks, watches the
+answers, reveals and reads the class table; a student joins with the code, answers and gets feedback. Every number
+the tests expect comes from the engine (the plan, the poll's reveal), and what the store holds is read back from
+the same database the pages use (`STEPLAB_DATA_DIR`, a fresh folder per test process: tests/conftest.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from steplab.classroom import polls
+from steplab.classroom.store import ClassError, Store, roster_csv
+from steplab.i18n import LANGUAGES, fmt_int, t
+from steplab.teaching.presets import presets
+from steplab.teaching.progress import Progress
+from steplab.trainer.plan import make_plan
+
+ROOT = Path(__file__).resolve().parents[1]
+CLASS_PAGE, JOIN_PAGE = str(ROOT / "app_pages" / "classroom.py"), str(ROOT / "app_pages" / "join.py")
+SETUP = presets()["course_default"].setup()
+PLAN = make_plan(SETUP)
+POLL = polls.poll_from_setup(SETUP)
+
+
+@pytest.fixture(scope="module")
+def store():
+    opened = Store()  # the database the pages open (same environment)
+    yield opened
+    opened.close()
+
+
+def run(path: str, lang: str, **params: str) -> AppTest:
+    at = AppTest.from_file(path, default_timeout=60)
+    if lang == "en":
+        at.query_params["lang"] = "en"
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def again(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metric(at: AppTest, lang: str, key: str) -> str:
+    return next(m.value for m in at.metric if m.label == t(lang, key))
+
+
+def words(at: AppTest) -> str:
+    """Everything the page wrote as text (markdown, captions, boxes, metrics)."""
+    parts = [e.value for kind in (at.markdown, at.caption, at.info, at.success, at.warning, at.error) for e in kind]
+    parts += [f"{m.label} {m.value}" for m in at.metric]
+    return "\n".join(str(part) for part in parts)
+
+
+def opened_class(lang: str) -> AppTest:
+    at = run(CLASS_PAGE, lang)
+    next(b for b in at.button if b.label == t(lang, "room.open")).click()
+    return again(at)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_class_from_open_to_reveal(store, lang):
+    at = opened_class(lang)
+    token = at.query_params["host"]
+    info = store.host(token)
+    assert metric(at, lang, "room.code") == info.join_code
+    assert t(lang, "room.poll.none") in words(at)
+    at.button(key="room_ask").click()  # the default question: the sidebar's setup, the course default
+    again(at)
+    current = store.current_poll(info.class_id)
+    assert current is not None and current.poll == POLL
+    seats = [store.join(info.join_code, name) for name in ("Ana", "Bo", "Cy")]
+    trap = polls.reveal(POLL).traps[0]
+    for seat, answer in zip(seats, (str(PLAN.max_steps), str(int(trap.value)), "7"), strict=True):
+        store.answer(seat.token, current.poll_id, answer)
+    again(at)
+    assert metric(at, lang, "room.students") == "3"
+    assert metric(at, lang, "room.poll.answered") == t(lang, "room.poll.answered_value", answered=3, joined=3)
+    assert at.get("plotly_chart"), "the spread of answers is drawn"
+    assert "Ana" not in "\n".join(e.value for e in at.caption)  # the chart's sentence names answers, not people
+    at.button(key="room_reveal").click()
+    again(at)
+    assert store.current_poll(info.class_id).revealed
+    assert metric(at, lang, "room.reveal.answer") == fmt_int(PLAN.max_steps)
+    assert metric(at, lang, "room.reveal.right") == t(lang, "room.reveal.right_value", right=1, answered=3)
+    said = words(at)
+    assert trap.why.get(lang) in said
+    assert polls.reveal(POLL).worked[-1].formula in said
+    assert not [b for b in at.button if b.key == "room_reveal"], "a revealed question cannot be revealed again"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_class_table_and_its_csv_and_none_of_it_on_the_projector(store, lang):
+    at = opened_class(lang)
+    token = at.query_params["host"]
+    info = store.host(token)
+    mei = store.join(info.join_code, "Mei")
+    store.report_progress(mei.token, Progress(lessons_done=frozenset({2}), selfstudy_correct=1, selfstudy_attempts=2))
+    again(at)
+    table = at.dataframe[0].value
+    assert list(table.columns)[0] == t(lang, "class.csv.nickname")
+    assert table.iloc[0, 0] == "Mei" and table.iloc[0, 2] == "2"
+    download = at.get("download_button")[0]
+    assert download.proto.label == t(lang, "room.table.download")
+    assert roster_csv(store.roster(token), lang).splitlines()[1].startswith("Mei,")
+    projector = run(CLASS_PAGE, lang, host=token, presenter="1")
+    assert not projector.dataframe and "Mei" not in words(projector)
+    assert metric(projector, lang, "room.code") == info.join_code
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_student_joins_answers_and_reads_the_feedback(store, lang):
+    opened = store.open_class()
+    join = run(JOIN_PAGE, lang, code=opened.join_code.lower())
+    assert join.text_input(key="join_code").value == opened.join_code.lower()
+    join.text_input(key="join_nickname").input("Lin")
+    next(b for b in join.button if b.label == t(lang, "join.button")).click()
+    again(join)
+    seat = join.query_params["seat"]
+    assert store.seat(seat).nickname == "Lin"
+    assert t(lang, "join.joined", nickname="Lin") in words(join)
+    assert t(lang, "join.waiting") in words(join)
+    poll_id = store.ask(opened.host_token, POLL)
+    again(join)
+    assert polls.prompt(POLL).get(lang) in words(join)
+    key = f"join_answer_{poll_id}"
+    join.text_input(key=key).input("many")  # not a number: said, nothing stored
+    next(b for b in join.button if b.label == t(lang, "join.send")).click()
+    again(join)
+    assert join.error and store.my_answer(seat, poll_id) is None
+    trap = polls.reveal(POLL).traps[0]
+    join.text_input(key=key).input(fmt_int(int(trap.value)))
+    next(b for b in join.button if b.label == t(lang, "join.send")).click()
+    again(join)
+    assert store.my_answer(seat, poll_id) == trap.value
+    assert t(lang, "join.sent", value=fmt_int(int(trap.value))) in words(join)
+    store.reveal(opened.host_token, poll_id)
+    again(join)
+    said = words(join)
+    assert t(lang, "join.wrong", answer=fmt_int(PLAN.max_steps), value=fmt_int(int(trap.value))) in said
+    assert trap.why.get(lang) in said
+    assert not [b for b in join.button if b.label == t(lang, "join.send")], "a revealed question takes no answers"
+
+
+def test_progress_made_while_joined_reaches_the_class_table(store):
+    opened = store.open_class()
+    seat = store.join(opened.join_code, "Kai")
+    join = AppTest.from_file(JOIN_PAGE, default_timeout=60)
+    join.query_params["seat"] = seat.token
+    join.session_state["steplab_progress"] = Progress(lessons_done=frozenset({1, 4}), selfstudy_correct=3,
+                                                      selfstudy_attempts=3).to_dict()
+    join.run()
+    assert not join.exception
+    row = store.roster(opened.host_token)[0]
+    assert (row.nickname, row.lessons_done, row.selfstudy_correct) == ("Kai", (1, 4), 3)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_wrong_codes_and_links_get_a_clear_message_and_no_controls(store, lang):
+    join = run(JOIN_PAGE, lang)
+    join.text_input(key="join_code").input("ZZZZZZ")
+    next(b for b in join.button if b.label == t(lang, "join.button")).click()
+    again(join)
+    assert [e.value for e in join.error] == [ClassError("class.unknown_code").message(lang)]
+    opened = store.open_class()
+    seat = store.join(opened.join_code, "Eve")
+    as_host = run(CLASS_PAGE, lang, host=seat.token)  # a student's link on the instructor's page
+    assert [e.value for e in as_host.error] == [ClassError("class.not_host").message(lang)]
+    assert not [b for b in as_host.button if b.key in ("room_ask", "room_reveal", "room_delete")]
+    assert not as_host.dataframe
+    stale = run(JOIN_PAGE, lang, seat="not-a-seat")
+    assert ClassError("class.not_seat").message(lang) in [e.value for e in stale.error]
+    assert stale.text_input(key="join_code") is not None and "seat" not in stale.query_params
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_instructor_deletes_the_class(store, lang):
+    at = opened_class(lang)
+    token = at.query_params["host"]
+    at.checkbox(key="room_delete_confirm").check()
+    again(at)
+    at.button(key="room_delete").click()
+    again(at)
+    assert t(lang, "room.delete.done") in words(at)
+    assert "host" not in at.query_params
+    with pytest.raises(ClassError):
+        store.host(token)
