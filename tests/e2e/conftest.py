@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[2]  # the repo root: tests/e2e/conftest.py -> tests -> root
 ARTIFACTS = ROOT / "artifacts"
@@ -35,6 +36,11 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 HEALTH_TIMEOUT = 60.0
+# Playwright's `expect` waits 5 s by default. On a loaded 2-core machine (two test workers, each with its own
+# Chromium and app server) a lazily loaded element such as st.metric can take longer to appear the first time.
+EXPECT_TIMEOUT_MS = 30_000
+
+expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
 for path in (ROOT, ROOT / "tests"):
     if str(path) not in sys.path:
