@@ -26,7 +26,7 @@ COLOURS = {
 # - syntax-highlighted comments in st.code are grey at 3.6:1 in the light theme: draw them in the code's ink;
 # - a wrapped code line continues 4 columns in (hanging indent), so wrapped Python never looks dedented;
 # - the dark theme's primary colour is light (so selected tabs and options read on dark grounds), so the
-#   text on primary buttons turns dark; the dark theme is the one that follows a dark system setting;
+#   text on primary buttons (form submit buttons too: `stBaseButton-primaryFormSubmit`) turns dark; the dark theme is the one that follows a dark system setting;
 # - Streamlit's light chart theme writes figure text in CHART_GREY (3.8:1 on white): it becomes CHART_INK;
 # - coloured or grey words a figure draws itself use FIGURE_TEXT: its light variant reads at 4.5:1 on white,
 #   and a dark system setting turns it into its dark variant (no one colour reads on both grounds). The
@@ -57,8 +57,8 @@ def _readability_css() -> str:
 [data-testid='stCode'] .token.comment { color: inherit; font-style: italic; }
 [data-testid='stCode'] code[style*='pre-wrap'] > span { display: block; padding-left: 4ch; text-indent: -4ch; }
 @media (prefers-color-scheme: dark) {
-  [data-testid='stBaseButton-primary']:not(:disabled),
-  [data-testid='stBaseButton-primary']:not(:disabled) * { color: #1d0b0e; }
+  [data-testid^='stBaseButton-primary']:not(:disabled),
+  [data-testid^='stBaseButton-primary']:not(:disabled) * { color: #1d0b0e; }
   [data-testid='stMultiSelectTagsContainer'] [data-tag], [data-testid='stMultiSelectTagsContainer'] [data-tag] * { color: #1d0b0e !important; }
 FIGURE_TEXT_DARK
 }
