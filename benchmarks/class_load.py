@@ -1,0 +1,288 @@
+"""A whole class answering one question: N students on `/join`, an instructor's projector on `/class`, R replicas
+sharing one class database, every tab speaking Streamlit's own websocket protocol (as `load.py` does).
+
+What happens, as in a room:
+1. R replicas of `streamlit run app.py` start with one `STEPLAB_DATABASE_URL` (by default a fresh SQLite file that
+   they share; `--database-url postgresql+psycopg://...` for PostgreSQL).
+2. The projector tab (replica 0) clicks "Open a class", reads the join code, clicks "Ask the class" (the course
+   setup's total steps) and from then on refreshes its live fragment every 2 s, as the browser does for
+   `st.fragment(run_every=...)` (the server asks for it with an `auto_rerun` message; the client sends the
+   fragment's rerun on that interval).
+3. N student tabs (student i on replica i mod R, a sticky load balancer) open `/join?code=...`, type a nickname and
+   press Join; their watcher fragments refresh the same way. Then, within `--window` seconds (each at a random
+   moment), every student types an answer and presses Send.
+
+Measured: an answer's round trip (Send pressed -> the page says the answer is in), answers lost (sent and
+confirmed, but not in the database afterwards: must be 0), answers refused, the projector's refresh delay (the
+last confirmed answer -> the projector shows "N of N"), the servers' peak RSS and CPU.
+
+Run: python benchmarks/class_load.py [--students 60] [--replicas 2] [--window 10] [--database-url URL]
+Target (issue 15): 60 students in one class answer within 10 s with 2 replicas: 0 answers lost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from websockets.asyncio.client import connect
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from load import RssSampler, Server, percentile  # noqa: E402
+
+from steplab.classroom import polls  # noqa: E402
+from steplab.classroom.store import Store  # noqa: E402
+from steplab.i18n import fmt_int, t  # noqa: E402
+from steplab.teaching.presets import presets  # noqa: E402
+from steplab.trainer.plan import make_plan  # noqa: E402
+
+LANG = "en"
+SETUP = presets()["course_default"].setup()
+POLL = polls.poll_from_setup(SETUP)
+RIGHT = make_plan(SETUP).max_steps
+TRAPS = [int(trap.value) for trap in polls.reveal(POLL).traps]
+
+
+@dataclass
+class Tab:
+    """One browser tab on one replica: sends reruns, reads every ForwardMsg, keeps what the page shows."""
+
+    port: int
+    page: str
+    query: str
+    page_script_hash: str = ""
+    widgets: dict[str, str] = field(default_factory=dict)  # widget key (or a button's label) -> widget id
+    texts: list[str] = field(default_factory=list)  # markdown and alert bodies of the latest runs
+    metrics: dict[str, str] = field(default_factory=dict)  # label -> value
+    exceptions: int = 0
+    fragments: dict[str, float] = field(default_factory=dict)  # fragment id -> interval (auto_rerun)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def open(self) -> None:
+        self.ws = await connect(f"ws://127.0.0.1:{self.port}/_stcore/stream", subprotocols=["streamlit"],
+                                max_size=None, ping_interval=None, open_timeout=60)
+        self.reader = asyncio.create_task(self._read())
+        self.ticker = asyncio.create_task(self._tick())
+        await self.send()
+
+    async def close(self) -> None:
+        for task in (self.reader, self.ticker):
+            task.cancel()
+        await self.ws.close()
+
+    async def send(self, states: tuple[WidgetState, ...] = (), fragment_id: str = "") -> None:
+        message = BackMsg()
+        rerun = message.rerun_script
+        rerun.query_string = self.query
+        rerun.page_script_hash = self.page_script_hash
+        rerun.page_name = self.page
+        rerun.widget_states.widgets.extend(states)
+        if fragment_id:
+            rerun.fragment_id = fragment_id
+            rerun.is_auto_rerun = True
+        await self.ws.send(message.SerializeToString())
+
+    async def _tick(self) -> None:
+        """What the browser does for `st.fragment(run_every=...)`: rerun each fragment on its interval."""
+        while True:
+            await asyncio.sleep(2.0)
+            for fragment_id in list(self.fragments):
+                await self.send(fragment_id=fragment_id)
+
+    async def _read(self) -> None:
+        while True:
+            msg = ForwardMsg()
+            msg.ParseFromString(await self.ws.recv())
+            kind = msg.WhichOneof("type")
+            if kind == "navigation":
+                self.page_script_hash = msg.navigation.page_script_hash or self.page_script_hash
+            elif kind == "page_info_changed":
+                self.query = msg.page_info_changed.query_string
+            elif kind == "auto_rerun":
+                self.fragments[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
+            elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+                self._element(msg.delta.new_element)
+            self.changed.set()
+
+    def _element(self, element) -> None:
+        which = element.WhichOneof("type")
+        if which == "exception":
+            self.exceptions += 1
+        elif which == "metric":
+            self.metrics[element.metric.label] = element.metric.body
+        elif which in ("markdown", "alert"):
+            self.texts = [*self.texts[-30:], getattr(element, which).body]
+        elif which in ("text_input", "button"):
+            widget = getattr(element, which)
+            key = widget.id.rsplit("-", 1)[-1]
+            self.widgets[key] = widget.id
+            if which == "button":
+                self.widgets[widget.label] = widget.id
+
+    async def until(self, check, timeout: float) -> float:
+        """Seconds until `check(self)` holds (raises TimeoutError)."""
+        start = time.perf_counter()
+        deadline = start + timeout
+        while not check(self):
+            self.changed.clear()
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                raise TimeoutError
+            try:
+                await asyncio.wait_for(self.changed.wait(), left)
+            except TimeoutError:
+                if not check(self):
+                    raise
+        return time.perf_counter() - start
+
+    def says(self, text: str) -> bool:
+        return any(text in body for body in self.texts)
+
+
+def text(widget_id: str, value: str) -> WidgetState:
+    return WidgetState(id=widget_id, string_value=value)
+
+
+def press(widget_id: str) -> WidgetState:
+    return WidgetState(id=widget_id, trigger_value=True)
+
+
+@dataclass
+class Results:
+    round_trips: list[float] = field(default_factory=list)
+    sent: dict[str, int] = field(default_factory=dict)  # nickname -> the value confirmed
+    errors: dict[str, int] = field(default_factory=dict)
+
+    def error(self, kind: str) -> None:
+        self.errors[kind] = self.errors.get(kind, 0) + 1
+
+
+async def student(number: int, port: int, code: str, window: float, timeout: float, rng: random.Random,
+                  joined: asyncio.Barrier, results: Results) -> None:
+    nickname = f"student{number:03d}"
+    tab = Tab(port, "join", f"lang={LANG}&code={code}")
+    try:
+        await tab.open()
+        await tab.until(lambda tab: t(LANG, "join.button") in tab.widgets and "join_nickname" in tab.widgets, timeout)
+        await tab.send((text(tab.widgets["join_code"], code), text(tab.widgets["join_nickname"], nickname),
+                        press(tab.widgets[t(LANG, "join.button")])))
+        await tab.until(lambda tab: any(key.startswith("join_answer_") for key in tab.widgets), timeout)
+    except (TimeoutError, OSError) as error:
+        results.error(f"join: {type(error).__name__}")
+        await joined.wait()
+        return
+    await joined.wait()
+    value = fmt_int(RIGHT) if rng.random() < 0.6 else fmt_int(rng.choice(TRAPS))
+    await asyncio.sleep(rng.uniform(0, window))
+    box = next(key for key in tab.widgets if key.startswith("join_answer_"))
+    sent = t(LANG, "join.sent", value=value)
+    try:
+        await tab.send((text(tab.widgets[box], value), press(tab.widgets[t(LANG, "join.send")])))
+        results.round_trips.append(await tab.until(lambda tab: tab.says(sent), timeout))
+        results.sent[nickname] = int(value.replace(",", ""))
+    except (TimeoutError, OSError) as error:
+        results.error(f"answer: {type(error).__name__}")
+    finally:
+        if tab.exceptions:
+            results.error("exception on the page")
+        await tab.close()
+
+
+async def lesson(ports: list[int], students: int, window: float, timeout: float, seed: int) -> dict:
+    projector = Tab(ports[0], "class", f"lang={LANG}")
+    await projector.open()
+    open_label, ask_label = t(LANG, "room.open"), t(LANG, "room.ask.button")
+    await projector.until(lambda tab: open_label in tab.widgets, timeout)
+    await projector.send((press(projector.widgets[open_label]),))
+    await projector.until(lambda tab: "host=" in tab.query and ask_label in tab.widgets, timeout)
+    host = re.search(r"host=([^&]+)", projector.query).group(1)
+    code = projector.metrics[t(LANG, "room.code")]
+    await projector.send((press(projector.widgets[ask_label]),))
+    answered = t(LANG, "room.poll.answered")
+    await projector.until(lambda tab: answered in tab.metrics, timeout)
+
+    results = Results()
+    joined = asyncio.Barrier(students + 1)
+    rng = random.Random(seed)
+    tasks = [asyncio.create_task(student(i, ports[i % len(ports)], code, window, timeout,
+                                         random.Random(rng.random()), joined, results)) for i in range(students)]
+    await joined.wait()
+    began = time.perf_counter()
+    await asyncio.gather(*tasks)
+    last_answer = time.perf_counter()
+    everyone = t(LANG, "room.poll.answered_value", answered=fmt_int(len(results.sent)), joined=fmt_int(students))
+    try:
+        delay = await projector.until(lambda tab: tab.metrics.get(answered) == everyone, 30.0)
+    except TimeoutError:
+        delay = float("nan")
+    shown = projector.metrics.get(answered)
+    await projector.close()
+    return {"host": host, "results": results, "seconds": last_answer - began, "delay": delay, "shown": shown}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=60)
+    parser.add_argument("--replicas", type=int, default=2)
+    parser.add_argument("--window", type=float, default=10.0, help="seconds in which every student answers")
+    parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--database-url", default="", help="default: a fresh SQLite file shared by the replicas")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+
+    folder = tempfile.mkdtemp(prefix="steplab-class-load-")
+    url = args.database_url or f"sqlite:///{folder}/class.db"
+    os.environ["STEPLAB_DATABASE_URL"] = url
+    os.environ["STEPLAB_DATA_DIR"] = folder
+    servers: list[Server] = []
+    sampler = None
+    try:
+        servers.extend(Server() for _ in range(max(1, args.replicas)))
+        sampler = RssSampler([server.process.pid for server in servers])
+        sampler.start()
+        print(f"{len(servers)} replica(s) on ports {[s.port for s in servers]}, database {Store(url).url}; "
+              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+        cpu_before = sampler.cpu_seconds()
+        outcome = asyncio.run(lesson([s.port for s in servers], args.students, args.window, args.timeout, args.seed))
+        cpu = sampler.cpu_seconds() - cpu_before
+    finally:
+        if sampler is not None:
+            sampler.stopped.set()
+        for server in servers:
+            server.stop()
+
+    results: Results = outcome["results"]
+    store = Store(url)
+    stored = {row.nickname: row.polls_answered for row in store.roster(outcome["host"])}
+    live = store.live(outcome["host"])
+    in_db = sorted(int(value) for value in live.tally.values)
+    lost = len(results.sent) - sum(1 for name in results.sent if stored.get(name) == 1)
+    trips = [s * 1000 for s in results.round_trips]
+    print(f"students {args.students}, answers confirmed {len(results.sent)}, in the database {len(in_db)}, "
+          f"lost {lost}, values match {sorted(results.sent.values()) == in_db}, errors {results.errors or 0}")
+    print(f"answer round trip (Send -> 'your answer is in'): p50 {percentile(trips, 50):.0f} ms, "
+          f"p95 {percentile(trips, 95):.0f} ms, max {max(trips, default=float('nan')):.0f} ms; "
+          f"all answers within {outcome['seconds']:.1f} s (window {args.window:.0f} s)")
+    print(f"projector: showed '{outcome['shown']}' {outcome['delay'] * 1000:.0f} ms after the last confirmed answer "
+          f"(it refreshes every 2 s)")
+    print(f"servers: peak RSS {sampler.peak / 2**20:.0f} MiB in all, CPU {cpu:.1f} s; median round trip "
+          f"{statistics.median(trips) if trips else float('nan'):.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
