@@ -72,9 +72,9 @@ def lab_c() -> None:
 
     st.markdown(view.overfit_intro(lang))
     left, right = st.columns([3, 1], vertical_alignment="bottom")
-    epochs = left.slider(t(lang, "labs.c.epochs"), 1, lab.MAX_EPOCHS, 12, key="labs_c_epochs",
+    epochs = left.slider(t(lang, "labs.c.epochs"), 1, lab.MAX_EPOCHS, view.OVERFIT_EPOCHS, key="labs_c_epochs",
                          help=t(lang, "labs.c.epochs_help"))
-    seed = right.number_input(t(lang, "labs.c.seed"), 0, 999, 0, key="labs_c_seed", help=t(lang, "labs.c.seed_help"))
+    seed = right.number_input(t(lang, "labs.c.seed"), 0, 999, view.OVERFIT_SEED, key="labs_c_seed", help=t(lang, "labs.c.seed_help"))
     with st.spinner(t(lang, "labs.running")):
         result = view.run_overfitting(epochs, int(seed))
     setup_points, stop = view.setup_on_run(plan := context.plan(), result)

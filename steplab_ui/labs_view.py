@@ -98,6 +98,9 @@ def run_token_weighting(lengths: tuple[int, ...], batch_size: int) -> TokenWeigh
     return lab.run(lengths, batch_size, seed=TOKEN_LAB_SEED)
 
 
+OVERFIT_EPOCHS, OVERFIT_SEED = 12, 0  # lab C's run as it opens (a lesson embeds this same run)
+
+
 @st.cache_data(max_entries=256, show_spinner=False)
 def run_overfitting(epochs: int, seed: int) -> OverfitRun:
     from steplab.labs import overfitting as lab

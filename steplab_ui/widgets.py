@@ -11,7 +11,7 @@ from steplab.errors import InputError
 from steplab.i18n import fmt_int, t
 from steplab.teaching.lessons import FUNNEL_DATASETS, Block, Lesson, yaml_val_size
 from steplab.trainer.fields import DATA_FIELDS, MAX_SAMPLES
-from steplab_ui import calculator_view, compare_view, state
+from steplab_ui import calculator_view, compare_view, labs_view, state
 
 
 def _open_in_app(lesson: Lesson, scenario: str) -> None:
@@ -100,20 +100,6 @@ def _next_update(slot: str, timeline) -> None:
     st.session_state[slot] = len(timeline.frames) - 1 if later is None else later
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _accumulation(batch_size: int, accumulation: int):
-    from steplab.labs import accumulation as lab
-
-    return lab.run(batch_size, accumulation)
-
-
-@st.cache_data(max_entries=4, show_spinner=False)
-def _overfitting():
-    from steplab.labs import overfitting as lab
-
-    return lab.run()
-
-
 def lab(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
     """A lab's headline result, computed for real with torch on this machine; the full lab is one click away."""
     name = block.data["lab"]
@@ -121,16 +107,17 @@ def lab(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = Fal
     if name == "accumulation":
         batch = min(setup.per_device_train_batch_size, 32)
         accumulation = min(setup.gradient_accumulation_steps, 32)
-        result = _accumulation(batch, accumulation)
+        result = labs_view.run_accumulation(batch, accumulation)
         correct, forgot = result.variant("correct"), result.variant("no_divide")
         st.markdown(t(lang, "lesson.lab_accumulation", batch=batch, accumulation=accumulation,
                       total=fmt_int(batch * accumulation), diff=f"{correct.grad_max_abs_diff:.1e}",
                       ratio=f"{forgot.grad_norm_ratio:.2f}"))
     elif name == "overfitting":
-        result = _overfitting()
+        result = labs_view.run_overfitting(labs_view.OVERFIT_EPOCHS, labs_view.OVERFIT_SEED)
         best = result.best_step
-        st.line_chart({t(lang, "lesson.lab_train"): list(result.train_loss), t(lang, "lesson.lab_val"): list(result.val_loss)},
-                      height=220, x_label=t(lang, "lesson.lab_step"), y_label=t(lang, "lesson.lab_loss"))
+        # the labs page's own figure (projector-sized words in presenter view), without checkpoints or a stop
+        labs_view.chart(labs_view.loss_figure(result, (), None, None, lang), f"{key}_loss",
+                        labs_view.loss_sentence(result, lang))
         st.markdown(t(lang, "lesson.lab_overfitting", best=fmt_int(best), epoch=result.epoch_number(best),
                       epochs=result.epochs))
     else:
