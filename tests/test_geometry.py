@@ -42,3 +42,21 @@ def test_updates_sit_where_the_micro_batch_walk_closes_them(values):
         walked.append(total)
     assert plan.epoch_end_steps() == walked and plan.epoch_end_steps(1) == walked[:1]
     assert geometry.samples_in_epoch(plan, plan.micro_batches_per_epoch) == plan.epoch.samples_used
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(values=SETUPS, epochs=st.sampled_from([1, 3, 7.5, 40]))
+def test_the_step_sizes_rle_is_the_epoch_by_epoch_expansion(values, epochs):
+    """The RLE multiplies a segment's one-run copy by its repeat instead of walking every epoch: the same pairs."""
+    try:
+        plan = make_plan(setup_from_mapping({**values, "num_train_epochs": epochs})[0])
+    except (SetupError, TrainerRefusal):
+        return
+    expanded: list[list[int]] = []
+    for epoch in run.iter_epochs(plan.segments):
+        for step_run in epoch.runs:
+            if expanded and expanded[-1][0] == step_run.size:
+                expanded[-1][1] += step_run.count
+            else:
+                expanded.append([step_run.size, step_run.count])
+    assert geometry.step_sizes_rle(plan.segments) == expanded

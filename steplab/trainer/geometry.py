@@ -62,15 +62,28 @@ def final_epoch(segments: Sequence[run.Segment], length: int) -> float:
     return 0
 
 
+def _extend(pairs: list[list[int]], size: int, count: int) -> None:
+    if pairs and pairs[-1][0] == size:
+        pairs[-1][1] += count
+    else:
+        pairs.append([size, count])
+
+
 def step_sizes_rle(segments: Sequence[run.Segment]) -> list[list[int]]:
-    """`[micro_batches, repeat]` pairs of every update in order."""
+    """`[micro_batches, repeat]` pairs of every update in order. A segment whose copy is one run of equal updates
+    (the usual case) is one multiplication, not one pass per epoch: 10^9 steps over 10^8 epochs take no time."""
     pairs: list[list[int]] = []
-    for epoch in run.iter_epochs(segments):
-        for step_run in epoch.runs:
-            if pairs and pairs[-1][0] == step_run.size:
-                pairs[-1][1] += step_run.count
-            else:
-                pairs.append([step_run.size, step_run.count])
+    for segment in segments:
+        copy: list[list[int]] = []
+        for epoch in segment.epochs:
+            for step_run in epoch.runs:
+                _extend(copy, step_run.size, step_run.count)
+        if len(copy) == 1:
+            _extend(pairs, copy[0][0], copy[0][1] * segment.repeat)
+            continue
+        for _ in range(segment.repeat if copy else 0):  # the output itself holds every alternation
+            for size, count in copy:
+                _extend(pairs, size, count)
     return pairs
 
 
