@@ -2,8 +2,9 @@
 
 The text is untrusted (users paste it), so it is read defensively:
 
-* at most `MAX_BYTES` (256 KiB), checked before anything is decoded or parsed;
-* bytes must be UTF-8 (a UTF-8 byte-order mark is allowed) or UTF-16 with its mark;
+* at most `MAX_BYTES` (1 MiB, also what the /config uploader takes), checked before anything is decoded or parsed;
+* bytes are UTF-8, UTF-16 or UTF-32, told apart as the YAML spec does (section 5.2): by a byte-order mark, else
+  by the NUL bytes beside an ASCII first character (a YAML file saved as "Unicode" by a Windows editor is read);
 * the event stream is scanned first, without building any objects, and rejected when it nests deeper
   than `MAX_DEPTH`, uses more than `MAX_ALIASES` aliases, an alias refers to the node that contains it,
   or the document would expand to more than `MAX_NODES` nodes once aliases are followed (this is what
@@ -26,7 +27,7 @@ import yaml
 from steplab.errors import InputError
 from steplab.i18n import msg
 
-MAX_BYTES = 256 * 1024
+MAX_BYTES = 1024 * 1024  # one limit for a pasted or uploaded config: the /config uploader's cap is this in MiB
 MAX_DEPTH = 32
 MAX_ALIASES = 100
 MAX_NODES = 50_000
@@ -51,38 +52,53 @@ def _line_of(error: yaml.YAMLError, text: str) -> tuple[int | None, int | None]:
     return None, None
 
 
+# Byte-order marks, UTF-32's before UTF-16's (UTF-32LE's mark begins with UTF-16LE's).
+_MARKS = ((codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+          (codecs.BOM_UTF16_BE, "utf-16"), (codecs.BOM_UTF16_LE, "utf-16"))
+# Without a mark, the NUL bytes an ASCII first character leaves (YAML 1.2, section 5.2): `00 00 00 x`, `x 00 00 00`,
+# `00 x`, `x 00`; anything else is UTF-8.
+_NUL_PATTERNS = ((b"\0\0\0", 0, "utf-32-be"), (b"\0\0\0", 1, "utf-32-le"), (b"\0", 0, "utf-16-be"),
+                 (b"\0", 1, "utf-16-le"))
+
+
 def _encoding(raw: bytes) -> str:
-    """UTF-8 unless the bytes say otherwise: a UTF-16 byte-order mark (what Windows editors write for
-    "Unicode"), or ASCII text with a NUL byte beside every character (UTF-16 without a mark)."""
-    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16"
-    head = raw[:256]
-    if len(head) >= 4 and len(raw) % 2 == 0:
-        if head[1::2].count(0) == len(head[1::2]) and head[0::2].count(0) == 0:
-            return "utf-16-le"
-        if head[0::2].count(0) == len(head[0::2]) and head[1::2].count(0) == 0:
-            return "utf-16-be"
-    return "utf-8-sig"
+    """The codec of a config's bytes, as the YAML spec detects it: a byte-order mark, else the NUL bytes around
+    the first character (what UTF-16 and UTF-32 files saved without a mark, by Windows editors among others, hold)."""
+    for mark, codec in _MARKS:
+        if raw.startswith(mark):
+            return codec
+    for nuls, at, codec in _NUL_PATTERNS:
+        if len(raw) > len(nuls) and raw[at:at + len(nuls)] == nuls:
+            return codec
+    return "utf-8"
+
+
+def _family(codec: str) -> str:
+    """How a message names a codec: `UTF-16` for `utf-16-le`, ..."""
+    return codec[:6].upper()
 
 
 def _too_large(what: str, size: int, *, hint: bool) -> ConfigError:
     """`config_io.too_large`: `what` (`file_bytes`, `text_characters`, `text_bytes`) is `size`, over `MAX_BYTES`."""
     return ConfigError("config_io.too_large", what=msg(f"config_io.too_large.{what}", size=size), limit=MAX_BYTES,
-                       kib=MAX_BYTES // 1024, hint=msg("config_io.too_large.hint") if hint else "")
+                       mb=MAX_BYTES / 2**20, hint=msg("config_io.too_large.hint") if hint else "")
 
 
 def decode(text: str | bytes) -> str:
-    """Pasted text or uploaded bytes as a string within `MAX_BYTES`, in UTF-8 or UTF-16 (a byte-order mark dropped)."""
+    """Pasted text or uploaded bytes as a string within `MAX_BYTES`; bytes in UTF-8, UTF-16 or UTF-32 (`_encoding`),
+    a byte-order mark dropped."""
     if isinstance(text, bytes | bytearray | memoryview):
         raw = bytes(text)
         if len(raw) > MAX_BYTES:
             raise _too_large("file_bytes", len(raw), hint=True)
-        encoding = _encoding(raw)
+        codec = _encoding(raw)
         try:
-            text = raw.decode(encoding)
+            text = raw.decode(codec)
         except UnicodeDecodeError as error:
-            raise ConfigError("config_io.not_utf8", problem=msg(
-                "config_io.not_utf8.bytes", utf8="UTF-8", utf16="UTF-16", offset=error.start)) from None
+            problem = (msg("config_io.not_utf8.bytes", utf8="UTF-8", utf16="UTF-16", utf32="UTF-32", gbk="GBK",
+                           offset=error.start) if codec == "utf-8" else
+                       msg("config_io.not_utf8.broken", encoding=_family(codec), utf8="UTF-8", offset=error.start))
+            raise ConfigError("config_io.not_utf8", problem=problem) from None
         return text[1:] if text.startswith("\ufeff") else text
     if not isinstance(text, str):
         raise ConfigError("config_io.not_text")

@@ -3,9 +3,8 @@
 The audit runs axe-core (bundled by `axe-playwright-python`, nothing is downloaded) on each page of
 `steplab_ui.navigation.PAGES`, in Chinese and with `?lang=en`, and fails on any violation of impact
 "serious" or "critical", naming rule, element and axe's explanation. The light theme in Chinese and the dark
-theme (the app follows the reader's system setting) in English: each language once and each theme once, since
-a colour that fails, fails in either language (a third pass, light in English, found nothing the two did not
-and cost a minute of every CI run). The light theme's colours are set in
+theme (the app follows the reader's system setting) in English: each language once and each theme once,: a colour that fails, fails in either
+language, and a third pass (light in English) cost about a minute of every CI run. The light theme's colours are set in
 `.streamlit/config.toml` `[theme.light]` because Streamlit's defaults fail colour contrast (captions 3.88:1,
 the selected segmented-control option 4.23:1).
 
