@@ -170,3 +170,43 @@ def test_browsers_upload_and_apply_a_yaml_through_the_balancer(browser: Browser,
     for sticky in stickies:  # the websocket and the upload of each browser were among its requests
         assert re.search(rf"^{re.escape(sticky)} \S+ 101 GET /_stcore/stream$", log, re.M)
         assert re.search(rf"^{re.escape(sticky)} \S+ 20\d PUT /_stcore/upload_file/", log, re.M)
+
+
+def test_killing_a_replica_moves_its_browser_to_the_other_with_its_setup(browser: Browser,
+                                                                           tmp_path_factory: pytest.TempPathFactory
+                                                                           ) -> None:
+    """A replica dies mid-class: its browser's websocket drops, Streamlit's page reconnects through nginx (which
+    passes a refused connection on to the next replica), and the new session on the other replica draws the same
+    setup, because the setup is in the URL. No traceback; the access log shows the move."""
+    from steplab.teaching.presets import presets
+    from steplab.trainer.plan import make_plan
+
+    from .streamlit_page import expect_no_exception, metric_value
+
+    own = Balancer(tmp_path_factory.mktemp("nginx-kill")).start()
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        open_app(page, own.url + "/calculator?lang=en&num_samples=1000&gradient_accumulation_steps=2")
+        expected = make_plan(presets()["course_default"].setup(num_samples=1000, gradient_accumulation_steps=2)
+                             ).max_steps
+        total = metric_value(page, t("en", "card.total_steps"))
+        expect(total).to_have_text(f"{expected:,}")
+        sticky = next(c["value"] for c in context.cookies() if c["name"] == "steplab_replica")
+        (first,) = own.upstreams_by_browser()[sticky]
+        dead = next(replica for replica in own.replicas if first.endswith(f":{replica.port}"))
+        dead.stop()
+        # the page notices, reconnects through the balancer and runs again on the survivor
+        page.wait_for_selector("[data-testid='stApp'][data-test-connection-state='CONNECTED']", timeout=60_000)
+        wait_for_app_run(page)
+        expect(total).to_have_text(f"{expected:,}", timeout=60_000)
+        expect_no_exception(page)
+        assert "Traceback" not in page.get_by_test_id("stMain").inner_text()
+        after = own.upstreams_by_browser()[sticky]
+        assert len(after) == 2, f"the browser should have moved to the other replica: {after}"
+        page.reload()  # a reload after the move stays on the survivor and shows the same setup
+        wait_for_app_run(page)
+        expect(total).to_have_text(f"{expected:,}", timeout=60_000)
+    finally:
+        context.close()
+        own.stop()
