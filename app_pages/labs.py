@@ -1,7 +1,8 @@
 """Torch labs A–D: accumulation equals one big batch (and when it does not), more epochs can hurt, memory.
 
 Reads the inputs, runs the labs (`labs_view.run_*`, cached) and draws what `labs_view` builds from the results;
-torch is imported only inside functions, never at import time. `?lab=b` opens lab B's tab.
+torch is imported only inside functions, never at import time. `?lab=b` opens lab B's tab; only the open tab's
+lab is computed (the tabs rerun the page when another is chosen).
 """
 
 from __future__ import annotations
@@ -131,7 +132,14 @@ raw_lab = st.query_params.get("lab")
 if raw_lab is not None and raw_lab not in LABS:
     st.warning(t(lang, "url.ignored", key="lab", value=raw_lab[:40]), icon=":material/link_off:")
 labels = [t(lang, f"labs.{key}.tab") for key in LABS]
-tabs = st.tabs(labels, default=labels[LABS.index(raw_lab)] if raw_lab in LABS else None)
-for tab, lab in zip(tabs, (lab_a, lab_b, lab_c, lab_d), strict=True):
-    with tab:
-        lab()
+# Only the open tab's lab runs (a tab change reruns the page): the others would cost torch time off screen.
+tabs = st.tabs(labels, default=labels[LABS.index(raw_lab)] if raw_lab in LABS else None, key="labs_tab",
+               on_change="rerun")
+for key, tab, lab in zip(LABS, tabs, (lab_a, lab_b, lab_c, lab_d), strict=True):
+    if tab.open:
+        if key == LABS[0]:  # the URL names the open lab, as `?lab=b` opens it
+            st.query_params.pop("lab", None)
+        else:
+            st.query_params["lab"] = key
+        with tab:
+            lab()

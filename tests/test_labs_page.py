@@ -43,21 +43,43 @@ def english() -> AppTest:
     return run(lang="en")
 
 
+@pytest.fixture(scope="module")
+def lab_pages() -> dict[str, AppTest]:
+    """Each lab opened by its link (`?lab=b`), in English: the tab that is open is the only lab computed."""
+    return {key: run(lang="en", lab=key) for key in "abcd"}
+
+
+# what each lab's tab shows when it is open: metric labels, charts, tables
+SHOWN = {"a": (("labs.a.grad_diff",), 1, 1), "b": (("labs.b.old_diff", "labs.b.fixed_diff"), 1, 0),
+         "c": (("labs.c.best", "labs.c.val_end"), 1, 1), "d": ((), 2, 2)}
+
+
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_every_lab_renders(lang):
-    at = run(lang=lang)
+@pytest.mark.parametrize("lab", "abcd")
+def test_every_lab_renders_when_its_tab_is_open_and_only_then(lab, lang):
+    at = run(lang=lang, lab=lab)
     strings = catalogue(lang)
     assert at.title[0].value == strings["page.labs.title"]
     assert [tab.label for tab in at.tabs] == [strings[f"labs.{k}.tab"] for k in "abcd"]
+    keys, chart_count, table_count = SHOWN[lab]
     shown = metrics(at)
-    for key in ("labs.a.grad_diff", "labs.b.old_diff", "labs.b.fixed_diff", "labs.c.best", "labs.c.val_end"):
+    for key in keys:
         assert strings[key] in shown
+    others = {key for other, (names, _, _) in SHOWN.items() if other != lab for key in names}
+    assert not [strings[key] for key in others if strings[key] in shown], "a lab off screen was computed"
     charts = at.get("plotly_chart")
-    assert len(charts) == 5
+    assert len(charts) == chart_count
     assert all(chart.proto.alt for chart in charts)  # every chart has a text alternative
     captions = {c.value for c in at.caption}
     assert all(chart.proto.alt in captions for chart in charts)  # ... also visible on the page
-    assert len(at.table) == 4  # lab A's mistakes, lab C's epochs, lab D's measurements and lengths
+    assert len(at.table) == table_count
+    assert at.query_params.get("lab", "a") == lab  # the URL names the open lab
+
+
+def test_the_first_lab_opens_by_default_and_only_it_runs(english):
+    assert "lab" not in english.query_params
+    shown = metrics(english)
+    assert "Largest gradient difference" in shown and "Lowest validation loss" not in shown
 
 
 def test_lab_a_numbers_on_screen(english):
@@ -81,7 +103,7 @@ def test_lab_a_follows_the_learners_batch_and_accumulation():
 
 
 def test_lab_b_lengths_examples_and_bad_input():
-    at = run(lang="en")
+    at = run(lang="en", lab="b")
     unequal = token_weighting.run(token_weighting.parse_lengths(token_weighting.EXAMPLES["unequal"], 1), 1)
     assert metrics(at)["Difference, with the fix"] == f"{unequal.group_tokens_max_abs_diff:.1e}"
     assert any("Not the same run" in w.value for w in at.warning)
@@ -96,8 +118,8 @@ def test_lab_b_lengths_examples_and_bad_input():
     assert any("multiple of 2" in e.value for e in at.error)
 
 
-def test_lab_c_checkpoints_of_the_shared_setup_and_per_epoch(english):
-    at = english
+def test_lab_c_checkpoints_of_the_shared_setup_and_per_epoch(lab_pages):
+    at = lab_pages["c"]
     result = overfitting.run(12, 0)
     assert metrics(at)["Lowest validation loss"] == fmt_float(result.val_loss[result.best_step - 1], 3)
     # the course setup saves at every save_steps (the chapter's 50, 100, 150), each moved onto the lab's epochs
@@ -117,13 +139,13 @@ def test_lab_c_checkpoints_of_the_shared_setup_and_per_epoch(english):
 
 
 def test_lab_c_checkpoints_follow_the_sidebar_setup():
-    at = run(lang="en", save_strategy="epoch")
+    at = run(lang="en", save_strategy="epoch", lab="c")
     assert len(at.selectbox(key="labs_c_checkpoint").options) == 3  # epochs 1, 2, 3 of the course setup
 
 
-def test_lab_d_model_and_measurement(english):
-    at = english
-    assert "27.92" in at.table[2].value.to_string() and "21.71" in at.table[2].value.to_string()
+def test_lab_d_model_and_measurement(lab_pages):
+    at = lab_pages["d"]
+    assert "27.92" in at.table[0].value.to_string() and "21.71" in at.table[0].value.to_string()
     fixed, per_sample = memory.chapter_line()
     assert f"F ≈ {fixed:.2f} GiB" in texts(at)
     at.select_slider(key="labs_d_batch").set_value(8).run()
