@@ -69,12 +69,12 @@ def free_port() -> int:
 
 
 class Server:
-    """`streamlit run app.py` on 127.0.0.1, output in a temp file, stopped by its own pid."""
+    """`streamlit run app.py` (or another script) on 127.0.0.1, output in a temp file, stopped by its own pid."""
 
-    def __init__(self) -> None:
+    def __init__(self, script: str = "app.py") -> None:
         self.port = free_port()
         self.log = tempfile.NamedTemporaryFile(prefix="steplab-load-", suffix=".log", delete=False)
-        command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        command = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
                    "--server.port", str(self.port), "--server.address", "127.0.0.1",
                    "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
         self.process = subprocess.Popen(command, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,

@@ -1,0 +1,129 @@
+"""Page loads and slider changes in headless Chromium, every page against an empty Streamlit page (the floor).
+
+The script starts `streamlit run app.py` and `streamlit run benchmarks/empty_page.py` (one line of text: what any
+Streamlit page costs a new session: the frontend's start, the websocket, one script run), warms both, then for
+each page of `steplab_ui.navigation.PAGES` opens it `--repeat` times, each in a new browser context (a new
+visitor, nothing cached), and times from `goto` to the page idle with its title drawn (Streamlit's own
+`data-test-script-state='notRunning'`, no fixed settle time). Then, on each page, a slider change: the sidebar's
+accumulation slider moved one stop with the keyboard, timed from the key press to the run's end (on the
+calculator also to the new total on its card).
+
+/labs is also opened in a fresh server (cold: torch not yet imported) to see the first visitor's wait. Only the
+open tab's lab is computed (tests/test_labs_page.py and tests/e2e/test_labs_browser.py check it).
+
+Run: python benchmarks/bench_pages.py [--repeat 5]. Targets (issue 17): every page idle within 1.0 s warm at
+the course default, /labs within 1.5 s cold, a slider change within 300 ms. The machine is shared: compare the
+ratio to the floor measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+from playwright.sync_api import Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from load import Server  # noqa: E402
+
+from steplab.i18n import fmt_int, t  # noqa: E402
+from steplab.teaching.presets import presets  # noqa: E402
+from steplab.trainer.plan import make_plan  # noqa: E402
+from steplab_ui.navigation import PAGES  # noqa: E402
+
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning'][data-test-connection-state='CONNECTED']"
+RUNNING = "[data-testid='stApp'][data-test-script-state='running']"
+
+
+def load_seconds(browser, url: str) -> float:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    start = time.perf_counter()
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector("[data-testid='stMain'] h1", timeout=120_000)
+    page.wait_for_selector(IDLE, timeout=120_000)
+    seconds = time.perf_counter() - start
+    context.close()
+    return seconds
+
+
+def slider_change(page: Page) -> float:
+    """Focus the accumulation slider, press ArrowRight, time until the run it starts has ended."""
+    slider = page.get_by_test_id("stSidebar").get_by_role("slider", name=t("en", "field.gradient_accumulation_steps"))
+    slider.focus()
+    start = time.perf_counter()
+    page.keyboard.press("ArrowRight")
+    try:
+        page.wait_for_selector(RUNNING, timeout=2_000)
+    except Exception:  # noqa: BLE001 - a fast run may start and end between two polls
+        pass
+    page.wait_for_selector(IDLE, timeout=60_000)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start; medians of {args.repeat} "
+          "new browser contexts each")
+    app, empty = Server(), Server("benchmarks/empty_page.py")
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
+            floor_url = f"http://127.0.0.1:{empty.port}/"
+            load_seconds(browser, floor_url)
+            floor = statistics.median(load_seconds(browser, floor_url) for _ in range(args.repeat))
+            print(f"{'page':<12} {'load ms':>8} {'x floor':>8} {'slider ms':>10}")
+            print(f"{'(empty)':<12} {floor * 1000:>8.0f} {1:>8.1f} {'':>10}")
+            for _, _, path, _ in PAGES:
+                url = f"http://127.0.0.1:{app.port}/{'' if path == 'home' else path}?lang=en"
+                load_seconds(browser, url)  # warm: the page's imports and caches
+                load = statistics.median(load_seconds(browser, url) for _ in range(args.repeat))
+                context = browser.new_context(viewport={"width": 1280, "height": 900})
+                page = context.new_page()
+                page.goto(url)
+                page.wait_for_selector(IDLE, timeout=120_000)
+                changes = []
+                for _ in range(args.repeat):
+                    changes.append(slider_change(page))
+                    page.keyboard.press("ArrowLeft")  # back, not timed
+                    page.wait_for_selector(IDLE, timeout=60_000)
+                if path == "calculator":  # the card shows the engine's total for the slider's new stop
+                    slider_change(page)
+                    stop = int(parse_qs(urlparse(page.url).query)["gradient_accumulation_steps"][0])
+                    course = presets()["course_default"].setup()
+                    total = make_plan(course.replace(gradient_accumulation_steps=stop)).max_steps
+                    card = page.get_by_test_id("stMetric").filter(has_text=t("en", "card.total_steps"))
+                    card.get_by_text(fmt_int(total), exact=True).wait_for(timeout=10_000)
+                context.close()
+                print(f"{path:<12} {load * 1000:>8.0f} {load / floor:>8.1f} {statistics.median(changes) * 1000:>10.0f}")
+            browser.close()
+            cold = Server()
+            try:
+                browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
+                seconds = load_seconds(browser, f"http://127.0.0.1:{cold.port}/labs?lang=en")
+                browser.close()
+            finally:
+                cold.stop()
+            print(f"/labs cold (a fresh server, torch not imported yet): {seconds * 1000:.0f} ms")
+    finally:
+        app.stop()
+        empty.stop()
+    print(f"load ms: goto -> title drawn and the app idle; slider ms: key press -> the run ended. "
+          f"load average {os.getloadavg()[0]:.1f} at the end")
+
+
+if __name__ == "__main__":
+    main()
