@@ -10,7 +10,7 @@ import streamlit as st
 from steplab.classroom import links, polls
 from steplab.classroom.polls import MAX_SEED, Poll, PollError
 from steplab.classroom.store import CLASS_LIFETIME, CODE_LIFETIME, ClassError, roster_cells, roster_csv
-from steplab.i18n import fmt_int, t
+from steplab.i18n import fmt_int, sentences, t
 from steplab_ui import classroom_view as view
 from steplab_ui.page import page
 
@@ -94,7 +94,7 @@ def where_to_join(qr_width: int) -> None:
         if not links.reachable_from_phones(join):
             st.warning(t(lang, "room.unreachable", host=st.context.url or join), icon=":material/wifi_off:")
         if not context.presenter:
-            st.caption(t(lang, "room.secret") + " " + t(lang, "room.ends", time=f"{info.expires_at:%Y-%m-%d %H:%M}"))
+            st.caption(sentences(lang, t(lang, "room.secret"), t(lang, "room.ends", time=f"{info.expires_at:%Y-%m-%d %H:%M}")))
     with right:
         if join.startswith(("http://", "https://")):
             st.image(view.qr_png(join), caption=t(lang, "room.qr_alt", code=info.join_code), width=qr_width,

@@ -6,7 +6,7 @@ import streamlit as st
 
 from steplab.classroom import polls
 from steplab.classroom.store import MAX_CODE_INPUT_CHARS, MAX_NICKNAME_CHARS, ClassError, Seat
-from steplab.i18n import t
+from steplab.i18n import sentences, t
 from steplab_ui import classroom_view as view
 from steplab_ui.page import page
 from steplab_ui.quiz_view import get_progress
@@ -155,5 +155,5 @@ def watch(class_id: int) -> None:
 
 
 watch(seat.class_id)
-st.caption(t(lang, "join.link") + " " + t(lang, "join.progress"))
+st.caption(sentences(lang, t(lang, "join.link"), t(lang, "join.progress")))
 st.button(t(lang, "join.leave"), on_click=leave, icon=":material/logout:", key="join_leave")

@@ -204,3 +204,8 @@ def fmt_float(value: float, digits: int = 4) -> str:
 def fmt_lr(value: float) -> str:
     """Learning rates in scientific notation when small: 5e-05 → 5.0e-05."""
     return "0" if value == 0 else (f"{value:.3g}" if value >= 1e-3 else f"{value:.2e}")
+
+
+def sentences(lang: str, *parts: str) -> str:
+    """Sentences one after another as each language writes them: Chinese without a space between them."""
+    return ("" if lang == "zh" else " ").join(part for part in parts if part)

@@ -6,7 +6,7 @@ from functools import lru_cache
 
 import plotly.graph_objects as go
 
-from steplab.i18n import fmt_int, t
+from steplab.i18n import fmt_int, sentences, t
 from steplab.trainer.events import events, interval, rhythm
 from steplab.trainer.plan import Plan
 from steplab_ui.layout import COLOURS
@@ -74,4 +74,4 @@ def timeline_sentence(plan: Plan, lang: str) -> str:
         parts.append(t(lang, "timeline.eval_rhythm", every=fmt_int(every), rhythm=rhythm(plan).get(lang), count=every))
     elif plan.setup.eval_strategy == "epoch":
         parts.append(t(lang, "timeline.eval_epoch"))
-    return ("" if lang == "zh" else " ").join(parts)  # Chinese sentences follow each other without a space
+    return sentences(lang, *parts)
