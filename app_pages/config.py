@@ -23,7 +23,7 @@ setup, error, lang = context.setup, context.error, context.lang
 
 RESULT = "_config_import"
 FUNNEL = "_config_funnel"
-LIMIT = f"{MAX_BYTES // 1024} KiB"  # what read_config reads at most
+UPLOAD_MB = MAX_BYTES // 2**20  # what read_config reads, in the MiB that Streamlit's uploader counts: one limit
 DATA_LIMIT_MB = MAX_FILE_BYTES // 2**20  # what the dataset stage reads per file; the uploader takes no more
 COUNTING_NOTES = ("config_io.note.unknown_rows", "config_io.note.builtin_sizes")  # said by the row-count path; the funnel replaces them
 MAX_LISTED_DATASETS = 20  # row boxes shown; a YAML naming more is counted from its files
@@ -72,7 +72,7 @@ def import_config() -> None:
         st.session_state[RESULT] = ("not_yaml", upload.name)
         return
     text = current_text()
-    if upload is None and not (text or "").strip():  # nothing pasted, or a file the uploader turned away
+    if upload is None and not (text or "").strip():  # nothing pasted, or a file the browser turned away (too large)
         st.session_state[RESULT] = ("nothing", None)
         return
     rows = st.session_state.get("config_num_samples")
@@ -111,7 +111,7 @@ with paste:
     st.text_area(t(lang, "config.yaml"), key="config_text", height=260, max_chars=MAX_BYTES,
                  placeholder="per_device_train_batch_size: 4\ngradient_accumulation_steps: 8\nnum_train_epochs: 3")
 with upload:
-    uploaded = st.file_uploader(t(lang, "config.file", limit=LIMIT), key="config_upload", max_upload_size=1,
+    uploaded = st.file_uploader(t(lang, "config.file", mb=UPLOAD_MB), key="config_upload", max_upload_size=UPLOAD_MB,
                                 help=t(lang, "config.file_help"))
     if not_yaml(uploaded):
         not_yaml_error(uploaded.name)
@@ -139,7 +139,7 @@ elif status == "not_yaml":
 elif status == "refused":
     layout.show_refusal(payload, lang)
 elif status == "nothing":
-    st.warning(t(lang, "config.nothing", limit=LIMIT), icon=":material/draft:")
+    st.warning(t(lang, "config.nothing", mb=UPLOAD_MB), icon=":material/draft:")
 elif status == "needs_samples":
     st.warning(t(lang, "config.needs_samples"), icon=":material/help:")
 elif status == "ok":

@@ -49,7 +49,7 @@ def _parse_value(text: str) -> Any:
     """A --set value: JSON when it parses (numbers, true/false, {...}), else the plain string."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: `[[[[...` nested deeper than the parser goes
         return text
 
 

@@ -259,7 +259,7 @@ def render_progress(lang: str, key: str = "progress") -> None:
                       placeholder="SL1-…")
         st.button(t(lang, "quiz.progress.restore_button"), key=f"{key}__restore", on_click=_restore_code, args=(key,))
         st.file_uploader(t(lang, "quiz.progress.restore_file"), type=["json"], key=f"{key}__file",
-                         on_change=_restore_file, args=(key,))
+                         max_upload_size=1, on_change=_restore_file, args=(key,))  # MB; the file is a few KB
         if message is not None:
             kind, text = message
             if kind == "ok":

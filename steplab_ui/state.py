@@ -6,6 +6,7 @@ parameter of the same name (`bind="query-params"`); the engine validates what th
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import Any
 
@@ -73,23 +74,61 @@ def _url_value(key: str, raw: str) -> Any:
         return raw
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: `[[[[...` nested deeper than the parser goes
         return raw
 
 
+MAX_URL_PARAMETER = 1_000  # characters of `key=value`: far more than any setting or page parameter needs
+
+
+def _drop_url_parameters(keys: list[str]) -> None:
+    """Take `keys` out of the URL before a widget or a page reads them (Streamlit itself chokes on e.g. inf)."""
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    for key in keys:
+        try:
+            del st.query_params[key]
+        except Exception:  # noqa: BLE001 - a param bound in an earlier run cannot be deleted; harmless
+            pass
+    if keys:  # a bound control seeds itself from the URL the run began with: make that the URL without them
+        with get_session_state().query_params() as params:
+            params.set_initial_query_params_from_current()
+
+
+def link_problem(key: str, values: list[str]) -> tuple[str, int | str] | None:
+    """Why a URL parameter is dropped before anything reads it, whoever it belongs to: `("url.too_long", length)`
+    for a `key=value` longer than `MAX_URL_PARAMETER` characters, `("url.unknown", field)` for a misspelt setup
+    field. Other unknown keys stay unnamed: pages have their own (`?lesson=`, `?step=`) and shared links pick up a
+    messenger's or a tracker's (`?from=singlemessage`, `?utm_source=`)."""
+    length = len(key) + 1 + max(map(len, values), default=0)
+    if length > MAX_URL_PARAMETER:
+        return "url.too_long", length
+    if key not in SETUP_KEYS:
+        close = difflib.get_close_matches(key, SETUP_KEYS, n=1, cutoff=0.8)
+        return ("url.unknown", close[0]) if close else None
+    return None
+
+
 def ensure_session() -> None:
-    """Idempotent start of every run: check the raw URL values in one parse, before any widget is created."""
+    """Idempotent start of every run: check the raw URL values in one parse, before any widget is created.
+
+    A notice is `(code, key, detail)`: `url.ignored` (the detail is the value that cannot be used), `url.too_long`
+    (its length) or `url.unknown` (the setup field meant)."""
     raw = st.query_params.to_dict()
-    notices: list[tuple[str, str]] = [("lang", raw["lang"])] if raw.get("lang", "zh") not in LANGUAGES else []
+    notices: list[tuple[str, str, int | str]] = []
+    for key in list(raw):
+        problem = link_problem(key, st.query_params.get_all(key))
+        if problem is not None:
+            notices.append((problem[0], key, problem[1]))
+            del raw[key]
+    if raw.get("lang", "zh") not in LANGUAGES:
+        notices.append(("url.ignored", "lang", raw["lang"]))
     setup_values = {key: value for key, value in raw.items() if key in SETUP_KEYS}
     problems = url_problems(setup_values)
     for key in problems:
         if not _is_set(refused_key(key)):  # a value just typed and refused is said beside its field instead
-            notices.append((key, setup_values[key]))
-        try:  # drop it before its widget reads it (Streamlit itself chokes on e.g. inf)
-            del st.query_params[key]
-        except Exception:  # noqa: BLE001 - a param bound in an earlier run cannot be deleted; harmless
-            pass
+            notices.append(("url.ignored", key, setup_values[key]))
+    _drop_url_parameters([key for code, key, _ in notices if code != "url.ignored"] + list(problems))
     st.session_state[NOTICES] = notices
 
 
@@ -111,15 +150,23 @@ def url_value_problem(key: str, raw: str) -> str | None:
     return None if problem is None else problem.text.en
 
 
+def _shortened(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "…"
+
+
 def url_notice(lang: str, key: str, raw: str) -> None:
     """The notice for a URL value that was ignored (a long value shortened)."""
-    shown = raw if len(raw) <= 40 else raw[:37] + "…"
-    st.warning(t(lang, "url.ignored", key=key, value=shown), icon=":material/link_off:")
+    st.warning(t(lang, "url.ignored", key=key, value=_shortened(raw)), icon=":material/link_off:")
 
 
 def show_url_notices(lang: str) -> None:
-    for key, raw in st.session_state.get(NOTICES, []):
-        url_notice(lang, key, raw)
+    for code, key, detail in st.session_state.get(NOTICES, []):
+        if code == "url.ignored":
+            url_notice(lang, key, str(detail))
+            continue
+        shown = _shortened(key).replace("`", "'")  # said in a code span: no backtick of the link's ends it
+        values = {"length": detail, "limit": MAX_URL_PARAMETER} if code == "url.too_long" else {"field": detail}
+        st.warning(t(lang, code, key=shown, **values), icon=":material/link_off:")
 
 
 def _sync_number(name: str) -> None:
@@ -372,7 +419,7 @@ def setup_from_widgets() -> tuple[TrainingSetup | None, SetupError | None]:
     """The setup the widgets hold now, validated once in the usual case; a value the engine rejects falls back
     to its default and is named in a notice (a hand-edited URL can put anything into a bound text widget)."""
     values: dict[str, Any] = {}
-    noticed = {key for key, _ in st.session_state.get(NOTICES, [])}
+    noticed = {key for _, key, _ in st.session_state.get(NOTICES, [])}
     for key in SETUP_KEYS:
         if key == "max_steps":
             value = st.session_state.get("max_steps", -1) if st.session_state.get("use_max_steps") else -1
@@ -386,7 +433,7 @@ def setup_from_widgets() -> tuple[TrainingSetup | None, SetupError | None]:
         return parsed.setup, None
     for key in parsed.problems:  # fall back to the control's own default and say so
         if key not in noticed:
-            st.session_state[NOTICES].append((key, str(values[key])))
+            st.session_state[NOTICES].append(("url.ignored", key, str(values[key])))
         values[key] = widget_default(key)
     try:
         return setup_from_mapping(values)[0], None

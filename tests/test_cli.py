@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -97,6 +98,32 @@ def test_a_reader_that_stops_early_gets_no_traceback():
     process.stdout.close()
     assert process.wait(timeout=120) == 141
     assert process.stderr.read() == b""
+
+
+@pytest.mark.parametrize(("args", "status"), [
+    (["plan", "--set", "num_samples=1600"], 141),  # the plan's JSON had nowhere to go
+    (["plan", "--set", "num_samples=100", "--set", "eval_strategy=steps", "--set", "eval_steps=37.5"], 3),  # refusal
+    (["plan", "--help"], 0),  # argparse's own output
+])
+def test_a_reader_gone_before_the_first_byte_gets_no_traceback(args, status):
+    """`| true`, or `| head -c 0`: the reader closed the pipe before anything was written. Every way the CLI writes to
+    stdout ends quietly; a refusal keeps its status 3 (what happened is still that the Trainer refused)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "steplab", *args], cwd=ROOT, stdout=write, stderr=subprocess.PIPE,
+                              timeout=120, check=False)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (status, b"")
+
+
+def test_json_nested_deeper_than_the_parser_goes_is_an_input_error(capsys):
+    """`--set lr_scheduler_kwargs=[[[[…`: json.loads raises RecursionError, which used to end in a traceback."""
+    for key in ("lr_scheduler_kwargs", "num_samples"):
+        code, result, err = cli("plan", "--set", "num_samples=100", "--set", f"{key}={'[' * 100_000}", capsys=capsys)
+        assert code == 2 and result is None
+        assert err.startswith(f"error: {key}: ") and err.count("\n") == 1 and "Traceback" not in err
 
 
 def test_learning_rates_read_back_as_the_engines_floats(capsys):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import random
@@ -443,6 +444,9 @@ def test_ten_megabytes_is_rejected_before_parsing(monkeypatch):
             read_config(payload)
         assert info.value.code == "config_io.too_large"
         assert_bilingual(info.value)
+        mb, size = MAX_BYTES // 2**20, f"{MAX_BYTES:,}"  # the limit, in the uploader's unit and in bytes
+        assert f"{mb} MB ({size} bytes)" in info.value.message("en")
+        assert f"{mb} MB（{size} 字节）" in info.value.message("zh")
 
 
 def test_size_cap_is_in_bytes():
@@ -460,11 +464,52 @@ def test_random_binary_bytes():
     assert_bilingual(info.value)
 
 
-@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
-def test_utf16_files_are_read_like_utf8(encoding):
-    """Windows editors save "Unicode" as UTF-16 (with a byte-order mark, or none): the same config."""
-    text = SFT.read_text(encoding="utf-8")
-    assert read_config(text.encode(encoding)).values == read_config(text).values
+UNICODE_FILES = {  # how an editor may save the same YAML: with a byte-order mark, or none
+    "utf-16-bom-le": lambda text: codecs.BOM_UTF16_LE + text.encode("utf-16-le"),
+    "utf-16-bom-be": lambda text: codecs.BOM_UTF16_BE + text.encode("utf-16-be"),
+    "utf-16-le": lambda text: text.encode("utf-16-le"),
+    "utf-16-be": lambda text: text.encode("utf-16-be"),
+    "utf-32-bom-le": lambda text: codecs.BOM_UTF32_LE + text.encode("utf-32-le"),
+    "utf-32-bom-be": lambda text: codecs.BOM_UTF32_BE + text.encode("utf-32-be"),
+    "utf-32-le": lambda text: text.encode("utf-32-le"),
+    "utf-32-be": lambda text: text.encode("utf-32-be"),
+    "utf-8-bom": lambda text: codecs.BOM_UTF8 + text.encode("utf-8"),
+}
+
+
+@pytest.mark.parametrize("saved", list(UNICODE_FILES))
+def test_utf16_and_utf32_files_are_read_like_utf8(saved):
+    """Windows editors save "Unicode" as UTF-16 (with a byte-order mark, or none), some tools UTF-32: the same
+    config, Chinese comments included (without a mark, the NUL bytes around the first character tell the encoding,
+    as the YAML spec says)."""
+    text = "# 学习率：余弦退火，预热一成\n" + SFT.read_text(encoding="utf-8")
+    raw = UNICODE_FILES[saved](text)
+    assert "学习" not in raw.decode("latin-1") and raw != text.encode("utf-8")  # really another encoding
+    assert read_config(raw).values == read_config(text).values
+    assert read_config(raw).values["per_device_train_batch_size"] == 1
+
+
+def test_a_damaged_utf16_file_is_named_as_utf16_not_binary():
+    """A UTF-16 file cut in the middle of a character: say it is UTF-16 and damaged, and to save it as UTF-8."""
+    raw = codecs.BOM_UTF16_LE + "per_device_train_batch_size: 4\n".encode("utf-16-le")[:-1]
+    with pytest.raises(ConfigError) as info:
+        read_config(raw)
+    assert info.value.code == "config_io.not_utf8"
+    assert_bilingual(info.value)
+    for lang in ("en", "zh"):
+        said = info.value.message(lang)
+        assert "UTF-16" in said and "UTF-8" in said and "binary" not in said and "二进制" not in said
+
+
+def test_a_gbk_file_is_told_to_be_saved_as_utf8():
+    """A Chinese Windows editor's default encoding (GBK) is neither UTF-8, UTF-16 nor UTF-32: say so and what to do."""
+    with pytest.raises(ConfigError) as info:
+        read_config("# 学习率\nper_device_train_batch_size: 4\n".encode("gbk"))
+    assert info.value.code == "config_io.not_utf8"
+    assert_bilingual(info.value)
+    for lang in ("en", "zh"):
+        said = info.value.message(lang)
+        assert "GBK" in said and "UTF-8" in said and "UTF-16" in said and "UTF-32" in said
 
 
 def test_utf8_bytes_and_bom_are_fine():

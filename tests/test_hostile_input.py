@@ -5,13 +5,14 @@ from __future__ import annotations
 import string
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 from test_app import first_button
 
-from steplab.i18n import catalogue
-from steplab_ui.state import SETUP_KEYS, url_value_problem
+from steplab.i18n import catalogue, t
+from steplab_ui.state import MAX_URL_PARAMETER, SETUP_KEYS, url_value_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 NUMBERS = st.one_of(
@@ -73,3 +74,46 @@ def test_hostile_yaml_on_the_config_page():
         assert not at.exception
         assert at.error, text[:40]
     assert not Path("/tmp/steplab-pwned").exists()
+
+
+HUNDRED_KB = "9" * 100_000  # text pasted into the address by mistake
+
+
+@pytest.mark.parametrize(("lang", "key"), [(lang, key) for lang in ("zh", "en")
+                                            for key in ("x", "num_samples", "lr_scheduler_kwargs")] + [("zh", "lang")])
+def test_a_hundred_kilobyte_parameter_is_named_and_dropped(lang, key):
+    """About 100 KB of query string: the page draws as usual, one notice names the parameter, its length and the
+    limit, and the parameter leaves the URL (a bound text control, `lr_scheduler_kwargs`, does not keep it)."""
+    at = render({"lang": lang, key: HUNDRED_KB} if key != "lang" else {"lang": HUNDRED_KB})
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == catalogue(lang)["page.calculator.title"] and at.metric  # an unread `lang`: Chinese
+    notice = t(lang, "url.too_long", key=key, length=len(key) + 1 + len(HUNDRED_KB), limit=MAX_URL_PARAMETER)
+    assert [w.value for w in at.warning] == [notice]
+    assert key not in at.query_params
+    assert at.text_input(key="lr_scheduler_kwargs").value == ""
+    at.run()  # the next rerun: nothing left to say
+    assert not at.warning and not at.exception
+
+
+def test_json_nested_deeper_than_the_parser_goes_is_a_notice_not_a_crash():
+    """`[[[[…` under the length limit: json.loads raises RecursionError, which used to end every page in an error."""
+    for key in ("num_samples", "learning_rate", "lr_scheduler_kwargs", "dataloader_drop_last"):
+        at = render({"lang": "en", key: "[" * (MAX_URL_PARAMETER - len(key) - 1)})
+        assert not at.exception, (key, [e.value for e in at.exception])
+        assert any(w.value.startswith(f"The value {key}=[[[") for w in at.warning), key
+        assert key not in at.query_params and at.metric
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_misspelt_setting_is_named_with_the_one_meant_and_other_keys_are_left_alone(lang):
+    """`learning_rat` is named with `learning_rate`; a messenger's or a tracker's parameters (`from`, `utm_source`)
+    and a page's own are nobody's typo: kept, unnamed."""
+    at = render({"lang": lang, "learning_rat": "1e-4", "per_device_batch_size": "16", "from": "singlemessage",
+                 "utm_source": "wechat"})
+    assert not at.exception
+    assert [w.value for w in at.warning] == [
+        t(lang, "url.unknown", key="learning_rat", field="learning_rate"),
+        t(lang, "url.unknown", key="per_device_batch_size", field="per_device_train_batch_size")]
+    assert at.query_params["from"] == "singlemessage" and at.query_params["utm_source"] == "wechat"
+    assert "learning_rat" not in at.query_params and "per_device_batch_size" not in at.query_params
+    assert at.number_input(key="per_device_train_batch_size").value == 4  # not taken from the misspelt key

@@ -74,8 +74,8 @@ def _encoding(raw: bytes) -> str:
 
 
 def _family(codec: str) -> str:
-    """How a message names a codec: `UTF-16` for `utf-16-le`, ..."""
-    return codec[:6].upper()
+    """How a message names a codec: `UTF-16` for `utf-16-le`, `UTF-8` for `utf-8-sig`."""
+    return "-".join(codec.split("-")[:2]).upper()
 
 
 def _too_large(what: str, size: int, *, hint: bool) -> ConfigError:

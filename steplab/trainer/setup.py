@@ -157,7 +157,7 @@ def _kwargs(name: str, value: Any) -> tuple[tuple[str, Any], ...]:
 
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: `[[[[...` nested deeper than the parser goes
             raise SetupError("setup.kwargs_mapping", field=name, example=KWARGS_EXAMPLE) from None
     if not isinstance(value, Mapping):
         raise SetupError("setup.kwargs_mapping", field=name, example=KWARGS_EXAMPLE)

@@ -12,6 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from steplab.i18n import fmt_float, fmt_int, t
+from steplab.io.safe_yaml import MAX_BYTES
 from steplab.teaching.presets import presets
 from steplab.trainer.plan import make_plan
 
@@ -138,7 +139,7 @@ def test_a_non_yaml_upload_says_what_was_wrong(page: Page, app_server: Streamlit
     wait_for_app_run(page)
     expect(errors.filter(has_text=said)).to_have_count(2)
     body = page.get_by_test_id("stMain").inner_text()
-    assert t(lang, "config_io.empty") not in body and t(lang, "config.nothing", limit="256 KiB") not in body
+    assert t(lang, "config_io.empty") not in body and t(lang, "config.nothing", mb=MAX_BYTES // 2**20) not in body
     expect_no_exception(page)
 
 
