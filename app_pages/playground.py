@@ -1,9 +1,10 @@
 """Playground: the arithmetic you can touch, step k everywhere at once, and the run as the Trainer prints it.
 
 The operands of the worked arithmetic are the shared setup (editing one changes the sidebar and the URL). One
-step control (slider plus exact input, `?step=`) marks update k on the bucket, the timeline and the LR curve.
-Play runs the simulated console (`steplab.teaching.run_log`) in a `run_every` fragment: only the console is
-redrawn per tick; Pause moves step k to where the run stopped.
+step control (slider plus exact input, `?step=`) marks update k on the bucket, the timeline and the LR curve, and
+takes the console there (a scrub or a deep link shows the lines printed by update k; Play goes on from k; Reset
+goes back to the start). Play runs the simulated console (`steplab.teaching.run_log`) in a `run_every` fragment:
+only the console is redrawn per tick; Pause moves step k to where the run stopped.
 """
 
 import time
@@ -44,10 +45,15 @@ def url_step(lang: str, steps: int) -> int:
 
 
 def _copy(source: str) -> None:
+    """Step k was scrubbed: the console goes there too (and a playing run goes on from there)."""
     st.session_state[STEP] = int(st.session_state[source])
+    st.session_state[POSITION] = float(st.session_state[STEP])
+    st.session_state[LAST_TICK] = time.monotonic()
 
 
-def _play() -> None:
+def _play(steps: int) -> None:
+    if float(st.session_state.get(POSITION, 0.0)) >= steps:
+        st.session_state[POSITION] = 0.0  # Play at the end runs it again from the start
     st.session_state[PLAYING] = True
     st.session_state[LAST_TICK] = time.monotonic()
 
@@ -70,12 +76,15 @@ def _forward(steps: int) -> None:
 def _reset() -> None:
     st.session_state[PLAYING] = False
     st.session_state[POSITION] = 0.0
+    st.session_state[STEP] = 1
 
 
 def step_control(lang: str, steps: int) -> int:
     """The one step control: a slider and an exact input that both set `STEP`; the URL keeps it."""
     if STEP not in st.session_state:
         st.session_state[STEP] = url_step(lang, steps)
+        if "step" in st.query_params:  # a deep link opens the console at its step too
+            st.session_state[POSITION] = float(st.session_state[STEP])
     k = min(max(int(st.session_state[STEP]), 1), steps)
     st.session_state[STEP] = st.session_state[SLIDER] = st.session_state[EXACT] = k
     with st.container(horizontal=True, vertical_alignment="bottom", key="pg_step_row"):
@@ -100,7 +109,7 @@ def console(plan, lang: str) -> None:  # noqa: ANN001 - a Plan
             st.button(t(lang, "playground.pause"), icon=":material/pause:", key="pg_pause", on_click=_pause)
         else:
             st.button(t(lang, "playground.play"), icon=":material/play_arrow:", key="pg_play", on_click=_play,
-                      type="primary")
+                      args=(plan.optimizer_steps,), type="primary")
         st.button(t(lang, "playground.forward"), icon=":material/skip_next:", key="pg_forward", on_click=_forward,
                   args=(plan.optimizer_steps,), disabled=playing)
         st.button(t(lang, "playground.reset"), icon=":material/replay:", key="pg_reset", on_click=_reset)

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from steplab.i18n import fmt_float, fmt_int, fmt_lr, t
+from steplab.i18n import fmt_float, fmt_int, fmt_lr, sentences, t
 from steplab.teaching import lr_curve, run_log
 from steplab.teaching.explain import Line, explain
 from steplab.teaching.timeline import update_timeline
@@ -152,7 +153,7 @@ def facts_text(facts: StepFacts, lang: str) -> str:
                    save=fmt_int(facts.next_save) if facts.next_save is not None else none,
                    eval=fmt_int(facts.next_eval) if facts.next_eval is not None else none,
                    log=fmt_int(facts.next_log) if facts.next_log is not None else none))
-    return ("" if lang == "zh" else " ").join(parts)
+    return sentences(lang, *parts)
 
 
 @lru_cache(maxsize=256)
@@ -167,15 +168,52 @@ def _mark(step: int) -> dict:
             "line": {"color": COLOURS["update"], "width": 2.5}, "name": "step_k"}
 
 
-def _mark_label(step: int, y: float) -> dict:
-    """"k = 37" beside the mark, in the update colour's readable text pair."""
-    return {"xref": "x", "yref": "paper", "x": step, "y": y, "xanchor": "left", "xshift": 4, "showarrow": False,
-            "text": f"<b>k = {fmt_int(step)}</b>", "font": {"color": FIGURE_TEXT["update"][0]}, "name": "step_k_label"}
+LABEL_SPAN = 0.25  # the share of a figure's x range that "k = 1,000,000" can cover in the narrowest column
+
+
+def _mark_label(step: int, y: float, right: float) -> dict:
+    """"k = 37" beside the mark, in the update colour's readable text pair; on the mark's left near the right
+    edge (where it would be cut off)."""
+    left = step > (1 - LABEL_SPAN) * right
+    return {"xref": "x", "yref": "paper", "x": step, "y": y, "xanchor": "right" if left else "left",
+            "xshift": -4 if left else 4, "showarrow": False, "text": f"<b>k = {fmt_int(step)}</b>",
+            "font": {"color": FIGURE_TEXT["update"][0]}, "name": "step_k_label"}
+
+
+def _x_right(layout: dict) -> float:
+    return float(layout["xaxis"]["range"][1])
+
+
+def _strip_label(plan: Plan, step: int, layout: dict) -> dict:
+    """The strip's "k = 37": above the evaluation lane, or under the checkpoint lane where the warmup band's word
+    takes the top left."""
+    right = _x_right(layout)
+    under_warmup_word = plan.warmup_steps > 0 and step < LABEL_SPAN * right
+    return _mark_label(step, 0.06 if under_warmup_word else 0.92, right)
+
+
+def _curve_label_height(plan: Plan, step: int, right: float, top: float) -> float:
+    """Where on the mark the curve leaves room for its label: the curve's height (as a share of the axis)
+    beside the mark, where the label goes, sampled at a few updates; the label goes high or low, whichever
+    side is farther from it."""
+    span = max(int(LABEL_SPAN * right), 1)
+    low, high = (step - span, step) if step > (1 - LABEL_SPAN) * right else (step, step + span)
+    low, high = max(low, 1), min(high, max(plan.optimizer_steps, 1))
+    samples = sorted({int(s) for s in np.linspace(low, max(high, low), 12)})
+    heights = [float(plan.learning_rates(s, s)[0]) / top for s in samples]
+    return 0.86 if 1 - max(heights) >= min(heights) else 0.12
 
 
 @lru_cache(maxsize=64)
 def _timeline_base(plan: Plan, lang: str, presenter: bool) -> dict:
-    return charts.timeline(plan, lang, presenter).to_plotly_json()
+    spec = charts.timeline(plan, lang, presenter).to_plotly_json()
+    # the legend stands on the strip and grows upwards when it wraps (at 420 px), instead of hanging down over
+    # the warmup label and the markers
+    # (and the strip is taller by the legend's height, so that its lanes keep their room)
+    layout = spec["layout"]
+    spec["layout"] = {**layout, "legend": {**layout["legend"], "yanchor": "bottom", "y": 1.04},
+                      "height": layout["height"] + 30}
+    return spec
 
 
 @lru_cache(maxsize=64)
@@ -196,7 +234,7 @@ def timeline_figure(plan: Plan, step: int, lang: str, presenter: bool) -> go.Fig
     draw it, never change it)."""
     base = _timeline_base(plan, lang, presenter)
     layout = {**base["layout"], "shapes": [*base["layout"].get("shapes", ()), _mark(step)],
-              "annotations": [*base["layout"].get("annotations", ()), _mark_label(step, 0.92)]}
+              "annotations": [*base["layout"].get("annotations", ()), _strip_label(plan, step, base["layout"])]}
     return go.Figure({"data": base["data"], "layout": layout}, _validate=False)
 
 
@@ -211,6 +249,8 @@ def schedule_figure(plan: Plan, step: int, lang: str, presenter: bool) -> go.Fig
              "name": t(lang, "playground.step_k", step=fmt_int(step)),
              "marker": {"size": 14 if presenter else 11, "color": COLOURS["update"], "line": {"width": 2}},
              "hovertemplate": t(lang, "playground.point_hover") + "<extra></extra>"}
+    right, top = _x_right(base["layout"]), float(base["layout"]["yaxis"]["range"][1])
+    label = _mark_label(step, _curve_label_height(plan, step, right, top), right)
     layout = {**base["layout"], "shapes": [*base["layout"].get("shapes", ()), _mark(step)],
-              "annotations": [*base["layout"].get("annotations", ()), _mark_label(step, 0.12)]}
+              "annotations": [*base["layout"].get("annotations", ()), label]}
     return go.Figure({"data": [*base["data"], point], "layout": layout}, _validate=False)

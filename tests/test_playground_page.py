@@ -144,8 +144,34 @@ def test_a_metric_driven_schedule_has_no_curve_but_the_rest():
 def test_a_million_updates_open_at_the_last_one():
     at = run(PAGE, lang="en", max_steps="1000000", logging_steps="1", step="1000000")
     assert facts(at).startswith("**Update 1,000,000**")
+    assert "1000000/1000000 [" in at.code[0].value.splitlines()[-1]  # the console opens there too
+    at.button(key="pg_forward").click().run()  # nothing after the last update
+    assert facts(at).startswith("**Update 1,000,000**")
+    at.button(key="pg_reset").click().run()
     at.button(key="pg_forward").click().run()
     assert "1/1000000 [" in at.code[0].value.splitlines()[-1]
+
+
+def test_the_console_follows_step_k():
+    at = run(PAGE, lang="en", step="40")
+    plan = course_plan()
+    seconds = round(measured_seconds_per_step(4, 8, measurements())[1], 3)
+    assert at.code[0].value == RunLog(plan, seconds).screen(40, tail=30)  # a deep link: the lines up to 40
+    at.number_input(key=STEP_INPUT).set_value(60).run()
+    assert at.code[0].value == RunLog(plan, seconds).screen(60, tail=30)  # a scrub: the console goes there
+    assert "checkpoint-50" in at.code[0].value
+    at.button(key="pg_forward").click().run()  # one update on from k, not from the start
+    assert facts(at).startswith("**Update 61**")
+    assert at.code[0].value == RunLog(plan, seconds).screen(61, tail=30)
+    at.button(key="pg_reset").click().run()
+    assert facts(at).startswith("**Update 1**") and at.query_params["step"] == "1"
+    assert at.code[0].value == RunLog(plan, seconds).screen(0, tail=30)
+
+
+def test_play_at_the_end_runs_again_from_the_start():
+    at = run(PAGE, lang="en", step="150")
+    at.button(key="pg_play").click().run()
+    assert at.session_state["_pg_run_position"] < 150
 
 
 def test_the_figures_are_valid_plotly():
@@ -157,3 +183,23 @@ def test_the_figures_are_valid_plotly():
     for figure in (view.timeline_figure(plan, 37, "zh", False), view.schedule_figure(plan, 37, "en", True)):
         go.Figure(figure.to_dict())  # validates every property
     go.Figure(view.bucket_figure(plan, 37, "en", False))
+
+
+def test_the_k_labels_stay_inside_and_off_the_curve():
+    from steplab_ui import playground_view as view
+
+    plan = course_plan()  # linear decay over 150 updates
+
+    def label(figure):
+        return next(a for a in figure.layout.annotations if a.name == "step_k_label")
+
+    for step in (1, 75, 150):
+        strip = label(view.timeline_figure(plan, step, "en", False))
+        assert strip.y > 0.8  # above the evaluations' lane
+        assert view.timeline_figure(plan, step, "en", False).layout.legend.yanchor == "bottom"  # wraps upwards
+        curve = label(view.schedule_figure(plan, step, "en", False))
+        assert (curve.xanchor, strip.xanchor) == (("right",) * 2 if step == 150 else ("left",) * 2)
+    assert label(view.schedule_figure(plan, 20, "en", False)).y < 0.5  # the curve is high at the start
+    assert label(view.schedule_figure(plan, 140, "en", False)).y > 0.5  # and low near the end
+    warm = course_plan(warmup_steps=20.0)
+    assert label(view.timeline_figure(warm, 5, "en", False)).y < 0.2  # the band's word takes the top left
