@@ -137,6 +137,23 @@ def test_lesson_parts_move_by_buttons_and_the_animation_part_is_projector_sized(
     assert min(note.get("font", {}).get("size", 12) for note in notes) < presenter.FIGURE_FONT  # plotly: 12
 
 
+def test_the_overfitting_lab_in_a_lesson_is_the_labs_figure_with_projector_sized_words():
+    """Lesson 5's lab part draws the labs page's plotly figure (not a small st.line_chart), enlarged on the
+    projector: every font size it sets is at least presenter.FIGURE_FONT."""
+    lesson = next(lesson for lesson in load_lessons() if lesson.id == "more-epochs")
+    part = next(i for i, block in enumerate(lesson.blocks) if block.data.get("widget") == "lab")
+    at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=90)
+    at.query_params.update(lesson=lesson.id, lang="en", presenter="1")
+    at.run()
+    for _ in range(part):
+        at.button(key="lesson_parts_next").click().run()
+    assert not at.exception and not at.get("arrow_line_chart") and not at.get("vega_lite_chart")
+    (chart,) = at.get("plotly_chart")
+    figure = go.Figure(json.loads(chart.proto.spec))
+    assert figure.data and all(size is not None and size >= presenter.FIGURE_FONT for size in _sizes(figure))
+    assert chart.proto.alt in [caption.value for caption in at.caption]  # its sentence is on the page too
+
+
 def _sizes(figure: go.Figure) -> list[float]:
     """Every font size a figure sets for its words (layout, legend, axes, annotations, text traces)."""
     layout = figure.layout

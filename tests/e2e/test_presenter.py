@@ -166,27 +166,3 @@ def test_a_deep_link_opens_presenter_view_and_the_session_keeps_it(browser: Brow
     finally:
         context.close()
 
-
-MORE_EPOCHS = next(lesson for lesson in load_lessons() if lesson.id == "more-epochs")
-LAB_PART = next(i for i, block in enumerate(MORE_EPOCHS.blocks) if block.data.get("widget") == "lab")
-
-
-def test_a_lessons_lab_chart_reads_from_the_back_of_the_room(browser: Browser, server_url: str):
-    """The overfitting lab inside lesson 5 draws the labs page's figure, enlarged in presenter view."""
-    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
-    page = context.new_page()
-    try:
-        open_app(page, f"{server_url}/lessons?lesson={MORE_EPOCHS.id}&presenter=1&lang=en")
-        for _ in range(LAB_PART):
-            page.keyboard.press("PageDown")
-            wait_for_app_run(page, timeout=SLOW)
-        expect(page.get_by_test_id("stMain").get_by_test_id("stPlotlyChart").first.locator(".main-svg").first
-               ).to_be_visible(timeout=SLOW)
-        page.wait_for_timeout(500)
-        words = page.evaluate(FIGURE_WORDS)
-        assert words, "no words measured"
-        smallest = min(words)
-        assert smallest[0] >= 24, f"{smallest[1]!r} is {smallest[0]} px"
-        expect_no_exception(page)
-    finally:
-        context.close()
