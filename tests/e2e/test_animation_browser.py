@@ -126,7 +126,8 @@ def test_words_in_the_figure_read_in_either_theme(browser: Browser, server_url: 
         page.context.close()
 
 
-SHOTS = [(lang, width, scheme) for lang in ("zh", "en") for width in (1280, 420) for scheme in ("light", "dark")]
+# each language at both widths and in both schemes, not every combination of the four (half the browser time)
+SHOTS = [("zh", 1280, "light"), ("zh", 420, "dark"), ("en", 1280, "dark"), ("en", 420, "light")]
 
 
 @pytest.mark.parametrize("lang, width, scheme", SHOTS)

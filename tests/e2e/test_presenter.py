@@ -35,6 +35,8 @@ PAGES = {
     "compare": ("/compare", 3, False),
     "animation": ("/animation?frame=8", 6, True),
 }
+# each page once, Chinese in the light scheme and English in the dark taking turns
+PROJECTIONS = [(name, *(("zh", "light"), ("en", "dark"))[i % 2]) for i, name in enumerate(PAGES)]
 DEEPEST = "e => { let n = e; while (n.firstElementChild) n = n.firstElementChild; return n; }"
 ON_TOP = """(e) => {
     const box = e.getBoundingClientRect();
@@ -105,8 +107,7 @@ def key_numbers(page: Page, count: int) -> list[tuple[float, float]]:
              value.bounding_box()["y"] + value.bounding_box()["height"]) for value in values.all()]
 
 
-@pytest.mark.parametrize("lang, scheme", [("zh", "light"), ("en", "dark")])
-@pytest.mark.parametrize("name", list(PAGES))
+@pytest.mark.parametrize("name, lang, scheme", PROJECTIONS, ids=["-".join(p) for p in PROJECTIONS])
 def test_one_switch_and_a_projector_view(browser: Browser, server_url: str, screenshot_dir: Path, name: str,
                                          lang: str, scheme: str):
     path, count, has_figure = PAGES[name]

@@ -198,27 +198,4 @@ def test_lesson_stepper_steps_and_shows_the_frames_micro_batch(page: Page, app_s
     expect(page.get_by_text(caption)).to_have_count(1)
 
 
-# ---- 11. /schedule: the max_steps label sits beside its line, clear of the last epoch's line -----------------------
-
-
-HORIZON_LABEL = """(steps) => {
-    const gd = document.querySelector("[data-testid='stPlotlyChart'] .js-plotly-plot");
-    const label = [...gd.querySelectorAll(".annotation")].find((a) => a.textContent.includes("max_steps"));
-    const box = label.getBoundingClientRect();
-    const plot = gd.querySelector(".nsewdrag").getBoundingClientRect();
-    return [box.left, box.right, plot.left + gd._fullLayout.xaxis.l2p(steps)];
-}"""
-
-
-@pytest.mark.parametrize("width", [1280, 420])
-def test_schedule_horizon_label_is_clear_of_the_last_epoch_line(page: Page, app_server: StreamlitServer,
-                                                                width: int) -> None:
-    from steplab.trainer.geometry import epoch_end_steps
-
-    plan = make_plan(presets()["course_default"].setup())
-    assert plan.max_steps in epoch_end_steps(plan)  # the last epoch ends on the horizon: two lines on one step
-    page.set_viewport_size({"width": width, "height": 900})
-    open_app(page, f"{app_server.url}/schedule?lang=en")
-    page.wait_for_selector("[data-testid='stPlotlyChart'] .annotation", timeout=60_000)
-    left, right, line = page.evaluate(HORIZON_LABEL, plan.max_steps)
-    assert right <= line + 0.5 and left < right, (left, right, line)
+# ---- 11. /schedule: the max_steps label clear of the last epoch line is tests/e2e/test_issue16_controls.py -----
