@@ -53,15 +53,16 @@ def timeline(plan: Plan, lang: str, presenter: bool = False) -> go.Figure:
         "hovertemplate": t(lang, "timeline.stop_hover") + "<extra></extra>",
     })
     layout = {
-        "height": 210, "margin": {"l": 10, "r": 10, "t": 30, "b": 40}, "showlegend": True,
-        "legend": {"orientation": "h", "y": 1.25, "x": 0},
+        # the legend stands on the strip and grows upwards when it wraps (at 420 px) instead of hanging down over
+        # the warmup label and the markers; the strip is 30 px taller to keep its lanes' room
+        "height": 240, "margin": {"l": 10, "r": 10, "t": 30, "b": 40}, "showlegend": True,
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.04, "x": 0},
         "xaxis": {"title": {"text": t(lang, "timeline.x")}, "range": [0, horizon * 1.03 + 1], "separatethousands": True},
         "yaxis": {"visible": False, "range": [0, 1.2]},
         "shapes": shapes, "annotations": annotations,
     }
     if presenter:
-        layout = figure_layout({**layout, "height": 320, "margin": {"l": 10, "r": 10, "t": 60, "b": 70},
-                                "legend": {**layout["legend"], "y": 1.35}})
+        layout = figure_layout({**layout, "height": 350, "margin": {"l": 10, "r": 10, "t": 60, "b": 70}})
     return go.Figure(data=traces, layout=layout, _validate=False)
 
 

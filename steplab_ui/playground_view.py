@@ -206,14 +206,7 @@ def _curve_label_height(plan: Plan, step: int, right: float, top: float) -> floa
 
 @lru_cache(maxsize=64)
 def _timeline_base(plan: Plan, lang: str, presenter: bool) -> dict:
-    spec = charts.timeline(plan, lang, presenter).to_plotly_json()
-    # the legend stands on the strip and grows upwards when it wraps (at 420 px), instead of hanging down over
-    # the warmup label and the markers
-    # (and the strip is taller by the legend's height, so that its lanes keep their room)
-    layout = spec["layout"]
-    spec["layout"] = {**layout, "legend": {**layout["legend"], "yanchor": "bottom", "y": 1.04},
-                      "height": layout["height"] + 30}
-    return spec
+    return charts.timeline(plan, lang, presenter).to_plotly_json()
 
 
 @lru_cache(maxsize=64)
