@@ -43,7 +43,6 @@ from steplab_ui.navigation import PAGES  # noqa: E402
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning'][data-test-connection-state='CONNECTED']"
-RUNNING = "[data-testid='stApp'][data-test-script-state='running']"
 
 
 def load_seconds(browser, url: str) -> float:
@@ -58,18 +57,31 @@ def load_seconds(browser, url: str) -> float:
     return seconds
 
 
+WATCH = """() => {
+    const app = document.querySelector("[data-testid='stApp']");
+    window.__steplabRuns = [];
+    new MutationObserver(() => window.__steplabRuns.push([performance.now(), app.dataset.testScriptState]))
+        .observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+}"""
+RUN_ENDED = """(start) => {
+    const runs = window.__steplabRuns.filter(([when]) => when >= start);
+    const began = runs.findIndex(([, state]) => state === "running");
+    const ended = runs.slice(began + 1).find(([, state]) => state === "notRunning");
+    return began >= 0 && ended ? ended[0] - start : null;
+}"""
+
+
 def slider_change(page: Page) -> float:
-    """Focus the accumulation slider, press ArrowRight, time until the run it starts has ended."""
+    """Focus the accumulation slider, press ArrowRight, and read in the page's own clock when the run it started
+    ended (a MutationObserver on Streamlit's script state: a fast run is not missed between two polls)."""
     slider = page.get_by_test_id("stSidebar").get_by_role("slider", name=t("en", "field.gradient_accumulation_steps"))
     slider.focus()
-    start = time.perf_counter()
+    if not page.evaluate("() => Array.isArray(window.__steplabRuns)"):
+        page.evaluate(WATCH)
+    start = page.evaluate("() => performance.now()")
     page.keyboard.press("ArrowRight")
-    try:
-        page.wait_for_selector(RUNNING, timeout=2_000)
-    except Exception:  # noqa: BLE001 - a fast run may start and end between two polls
-        pass
-    page.wait_for_selector(IDLE, timeout=60_000)
-    return time.perf_counter() - start
+    handle = page.wait_for_function(RUN_ENDED, arg=start, timeout=60_000)
+    return handle.json_value() / 1000
 
 
 def main() -> None:
