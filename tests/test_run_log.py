@@ -194,3 +194,28 @@ def test_measured_seconds_come_from_the_course_figures():
     name, seconds = run_log.measured_seconds_per_step(2, 16, measurements())
     assert name == "v100_batch2_acc16" and seconds == 560 / 50
     assert run_log.measured_seconds_per_step(7, 7, measurements()) == ("v100_batch4_acc8", 301 / 50)
+
+
+def test_the_clock_counts_the_evaluations_time_too():
+    """The Trainer's bar and its train_runtime are wall clock: every evaluation run so far adds its runtime."""
+    plan = make_plan(COURSE.replace(eval_strategy="steps", eval_steps=50))
+    log = RunLog(plan, 6.02, eval_seconds=12.0)
+    assert log.elapsed(49) == 49 * 6.02
+    assert log.elapsed(100) == 100 * 6.02 + 2 * 12.0
+    assert float(_parsed(log.summary())["train_runtime"]) == pytest.approx(150 * 6.02 + 3 * 12.0, rel=1e-3)
+    assert log.screen(150).splitlines()[-1] == tqdm.format_meter(150, 150, 150 * 6.02 + 3 * 12.0)
+    evals = [_parsed(line) for line in log.lines_between(-1, 150) if line.kind == "eval"]
+    assert {float(values["eval_runtime"]) for values in evals} == {12.0}
+
+
+@pytest.mark.parametrize("changes", [
+    {"eval_strategy": "steps", "eval_steps": 7, "num_samples": 1001, "per_device_train_batch_size": 3},
+    {"eval_strategy": "epoch"},
+    {"eval_strategy": "steps", "eval_steps": 40, "eval_on_start": True},
+    {"eval_strategy": "no"},
+])
+def test_the_evaluation_count_is_the_listed_evaluations(changes):
+    plan = make_plan(COURSE.replace(**changes))
+    for high in (0, 1, 39, 40, 50, 149, plan.optimizer_steps):
+        listed = run_log.event_steps_between(plan, "eval", -1, high)
+        assert run_log.event_count_upto(plan, "eval", high) == len(listed), (changes, high)

@@ -146,6 +146,18 @@ def event_steps_between(plan: Plan, kind: str, low: int, high: int) -> np.ndarra
     return np.sort(np.concatenate(parts))
 
 
+def event_count_upto(plan: Plan, kind: str, high: int) -> int:
+    """How many times `kind` happens at steps up to `high` (step 0 included), counted without listing them."""
+    ev: Events = events(plan, kind)
+    count = sum(1 for s in (*ev.first, *ev.final) if 0 <= s <= high)
+    if ev.every:
+        count += max(0, min(high, ev.upto) // ev.every)
+    if ev.by_epoch is not None:
+        ends = np.asarray(geometry.epoch_end_steps(plan), dtype=np.int64)
+        count += int(np.count_nonzero(ends <= high))
+    return count
+
+
 def last_logged_before(plan: Plan, step: int) -> int:
     """The last logging step before `step` (0 when none): where the mean loss of a log line starts."""
     low = max(step - 1, 0)
@@ -179,8 +191,18 @@ class RunLog:
         """The updates really run (the bar stops here)."""
         return self.plan.optimizer_steps
 
+    @property
+    def eval_runtime(self) -> float:
+        """One evaluation's seconds (default: two training steps)."""
+        return max(self.eval_seconds if self.eval_seconds is not None else 2 * self.seconds_per_step, 1e-4)
+
+    def elapsed(self, step: int) -> float:
+        """The wall clock after update `step`: its training steps and every evaluation run so far (the Trainer's
+        bar and its `train_runtime` count the evaluations' time too)."""
+        return step * self.seconds_per_step + event_count_upto(self.plan, "eval", step) * self.eval_runtime
+
     def bar(self, step: int) -> str:
-        return bar_text(step, self.total, step * self.seconds_per_step)
+        return bar_text(step, self.total, self.elapsed(step))
 
     def start_lines(self) -> list[Line]:
         return [Line(0, "start", text) for text in running_training_block(self.plan).splitlines()]
@@ -203,8 +225,7 @@ class RunLog:
         if not len(steps):
             return []
         curve = illustrative_curve(self.plan, self.seed)
-        runtime = self.eval_seconds if self.eval_seconds is not None else 2 * self.seconds_per_step
-        runtime = max(runtime, 1e-4)
+        runtime = self.eval_runtime
         losses = curve.window_mean(steps - 1, steps) + 0.08 + 0.01 * curve.noise(steps, 3.0)
         epochs = logged_epochs(self.plan, np.maximum(steps, 1)) if steps.max() > 0 else np.zeros(len(steps))
         epochs = np.where(steps > 0, epochs, 0.0)
@@ -247,7 +268,7 @@ class RunLog:
     def summary_values(self) -> list[tuple[str, float]]:
         """The end-of-training metrics in the order the release logs them (`total_flos` is not printed)."""
         plan, s = self.plan, self.plan.setup
-        runtime = max(self.steps * self.seconds_per_step, 1e-4)
+        runtime = max(self.elapsed(self.steps), 1e-4)
         samples = plan.max_steps * plan.total_train_batch_size if s.uses_max_steps else s.num_samples * s.num_train_epochs
         counted = plan.max_steps
         if plan.profile.id in FORMAT_4G:
