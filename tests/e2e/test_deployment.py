@@ -94,12 +94,15 @@ http {{
             replica.stop()
 
     def upstreams_by_browser(self) -> dict[str, set[str]]:
-        """sticky id → the replicas (host:port) that served its requests, from nginx's access log."""
+        """sticky id → the replicas (host:port) that served its requests, from nginx's access log. When nginx
+        tried several replicas for one request, $upstream_addr lists them all ("a, b"; " : " after an internal
+        redirect): the last one answered."""
         seen: dict[str, set[str]] = collections.defaultdict(set)
         for line in self.log.read_text().splitlines():
-            sticky, upstream, *_ = line.split(" ")
-            if upstream != "-":
-                seen[sticky].add(upstream)
+            sticky, upstreams = re.fullmatch(r"(\S+) (.+?) \S+ \S+ \S+", line).groups()
+            served = re.split(r", | : ", upstreams)[-1]
+            if served != "-":
+                seen[sticky].add(served)
         return seen
 
 
