@@ -79,6 +79,11 @@ def _url_value(key: str, raw: str) -> Any:
 
 
 MAX_URL_PARAMETER = 1_000  # characters of `key=value`: far more than any setting or page parameter needs
+# A whole link longer than the server reads never reaches the app (Streamlit's uvicorn answers a bare HTTP 400
+# once it buffers over 16 KiB of an unfinished request head; on loopback a head arrives whole up to ~100 KB): deploy/nginx.conf sends a query longer than MAX_LINK_QUERY characters back to
+# the same page with only LINK_REFUSED in it, and the page says why its setup is the default.
+MAX_LINK_QUERY = 8_192
+LINK_REFUSED = ("link", "too_long")
 
 
 def _drop_url_parameters(keys: list[str]) -> None:
@@ -98,8 +103,10 @@ def _drop_url_parameters(keys: list[str]) -> None:
 def link_problem(key: str, values: list[str]) -> tuple[str, int | str] | None:
     """Why a URL parameter is dropped before anything reads it, whoever it belongs to: `("url.too_long", length)`
     for a `key=value` longer than `MAX_URL_PARAMETER` characters, `("url.unknown", field)` for a misspelt setup
-    field. Other unknown keys stay unnamed: pages have their own (`?lesson=`, `?step=`) and shared links pick up a
+    field, `("url.link_refused", MAX_LINK_QUERY)` for the balancer's mark of a link it refused. Other unknown keys stay unnamed: pages have their own (`?lesson=`, `?step=`) and shared links pick up a
     messenger's or a tracker's (`?from=singlemessage`, `?utm_source=`)."""
+    if (key, values) == (LINK_REFUSED[0], [LINK_REFUSED[1]]):
+        return "url.link_refused", MAX_LINK_QUERY
     length = len(key) + 1 + max(map(len, values), default=0)
     if length > MAX_URL_PARAMETER:
         return "url.too_long", length
@@ -113,7 +120,7 @@ def ensure_session() -> None:
     """Idempotent start of every run: check the raw URL values in one parse, before any widget is created.
 
     A notice is `(code, key, detail)`: `url.ignored` (the detail is the value that cannot be used), `url.too_long`
-    (its length) or `url.unknown` (the setup field meant)."""
+    (its length), `url.unknown` (the setup field meant) or `url.link_refused` (the balancer's limit)."""
     raw = st.query_params.to_dict()
     notices: list[tuple[str, str, int | str]] = []
     for key in list(raw):
@@ -165,7 +172,8 @@ def show_url_notices(lang: str) -> None:
             url_notice(lang, key, str(detail))
             continue
         shown = _shortened(key).replace("`", "'")  # said in a code span: no backtick of the link's ends it
-        values = {"length": detail, "limit": MAX_URL_PARAMETER} if code == "url.too_long" else {"field": detail}
+        values = {"url.too_long": {"length": detail, "limit": MAX_URL_PARAMETER},
+                  "url.link_refused": {"limit": detail}}.get(code, {"field": detail})
         st.warning(t(lang, code, key=shown, **values), icon=":material/link_off:")
 
 

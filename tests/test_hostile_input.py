@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import string
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from test_app import first_button
 
 from steplab.i18n import catalogue, t
-from steplab_ui.state import MAX_URL_PARAMETER, SETUP_KEYS, url_value_problem
+from steplab_ui.state import LINK_REFUSED, MAX_LINK_QUERY, MAX_URL_PARAMETER, SETUP_KEYS, url_value_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 NUMBERS = st.one_of(
@@ -93,6 +94,25 @@ def test_a_hundred_kilobyte_parameter_is_named_and_dropped(lang, key):
     assert at.text_input(key="lr_scheduler_kwargs").value == ""
     at.run()  # the next rerun: nothing left to say
     assert not at.warning and not at.exception
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_balancers_mark_of_a_refused_link_is_said_once_and_leaves_the_url(lang):
+    """deploy/nginx.conf sends a link too long for the replicas back as `?link=too_long`: the page says the link
+    was refused and why the setup is the default, in the page's language, and the mark leaves the address."""
+    at = render({"lang": lang, LINK_REFUSED[0]: LINK_REFUSED[1]})
+    assert not at.exception
+    assert [w.value for w in at.warning] == [t(lang, "url.link_refused", limit=MAX_LINK_QUERY)]
+    assert LINK_REFUSED[0] not in at.query_params and at.metric
+    at.run()
+    assert not at.warning
+
+
+def test_the_balancer_refuses_links_at_the_length_the_page_names():
+    """The limit in nginx's rule is the one the notice quotes (`^.{N+1}` matches a query over N characters)."""
+    site = (ROOT / "deploy" / "nginx.conf").read_text()
+    assert re.search(r'if \(\$args ~ "\^\.\{(\d+)\}"\)', site).group(1) == str(MAX_LINK_QUERY + 1)
+    assert f"?{LINK_REFUSED[0]}={LINK_REFUSED[1]}" in site
 
 
 def test_json_nested_deeper_than_the_parser_goes_is_a_notice_not_a_crash():

@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -173,6 +174,52 @@ def test_browsers_upload_and_apply_a_yaml_through_the_balancer(browser: Browser,
     for sticky in stickies:  # the websocket and the upload of each browser were among its requests
         assert re.search(rf"^{re.escape(sticky)} \S+ 101 GET /_stcore/stream$", log, re.M)
         assert re.search(rf"^{re.escape(sticky)} \S+ 20\d PUT /_stcore/upload_file/", log, re.M)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+def first_answer(url: str) -> tuple[int, str | None]:
+    """The status and Location of nginx's own answer to `url` (a redirect is not followed)."""
+    try:
+        with urllib.request.build_opener(_NoRedirect).open(url, timeout=30) as response:
+            return response.status, response.headers.get("Location")
+    except urllib.error.HTTPError as answer:
+        return answer.code, answer.headers.get("Location")
+
+
+def test_a_link_too_long_for_the_replicas_opens_its_page_with_a_notice(browser: Browser, balancer: Balancer
+                                                                       ) -> None:
+    """Text pasted into the address: a replica alone answers a long enough request head with a bare HTTP 400.
+    Through the balancer a 20 KB query comes back as its own page, in its language, with only the refusal mark,
+    and so does a 2 MB one (about the longest URL Chromium sends); a normal link passes untouched.
+    The browser then shows the page with the notice, the default setup and a clean address."""
+    from steplab.teaching.presets import presets
+    from steplab.trainer.plan import make_plan
+    from steplab_ui.state import MAX_LINK_QUERY
+
+    from .streamlit_page import metric_value
+
+    pasted = "num_samples=1000&note=" + "x" * 20_000
+    replica = balancer.replicas[0]
+    assert first_answer(f"http://127.0.0.1:{replica.port}/calculator?{'x' * 200_000}")[0] == 400  # why nginx is
+    assert first_answer(f"{balancer.url}/calculator?lang=en&{pasted}") == (303, "/calculator?link=too_long&lang=en")
+    assert first_answer(f"{balancer.url}/schedule?{'x' * 2_000_000}") == (303, "/schedule?link=too_long")
+    assert first_answer(f"{balancer.url}/calculator?num_samples=1000&lang=en")[0] == 200
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        open_app(page, f"{balancer.url}/calculator?lang=en&{pasted}")
+        expect(title(page)).to_have_text(t("en", "page.calculator.title"), timeout=60_000)
+        notice = t("en", "url.link_refused", limit=MAX_LINK_QUERY)
+        expect(page.get_by_test_id("stAlert").filter(has_text=notice[:40])).to_have_count(1)
+        default = make_plan(presets()["course_default"].setup()).max_steps
+        expect(metric_value(page, t("en", "card.total_steps"))).to_have_text(f"{default:,}")
+        expect(page).to_have_url(f"{balancer.url}/calculator?lang=en", timeout=30_000)
+    finally:
+        context.close()
 
 
 def test_killing_a_replica_moves_its_browser_to_the_other_with_its_setup(browser: Browser,
