@@ -1,5 +1,8 @@
 """Playground: the arithmetic you can touch, step k everywhere at once, and the run as the Trainer prints it.
 
+At 1280 × 900 the linked views fit one screen (the arithmetic beside step k's sentence and bucket, the curve
+beside the strip); at 420 px they stack in that order, and the console comes last.
+
 The operands of the worked arithmetic are the shared setup (editing one changes the sidebar and the URL). One
 step control (slider plus exact input, `?step=`) marks update k on the bucket, the timeline and the LR curve, and
 takes the console there (a scrub or a deep link shows the lines printed by update k; Play goes on from k; Reset
@@ -158,26 +161,28 @@ elif plan is not None:
     k = step_control(lang, plan.optimizer_steps)
     facts = view.step_facts(plan, k)
     sentence = view.facts_text(facts, lang)
-    st.markdown(sentence)
-    left, right = st.columns([1, 1.25], gap="medium")
+    # one screen at 1280 × 900: the arithmetic beside step k's sentence and bucket, then the curve beside the
+    # strip (at 420 px they stack in that order, the console last)
+    left, right = st.columns([1, 1.1], gap="medium")
     with left:
-        st.markdown(f"##### {t(lang, 'playground.arithmetic')}")
+        st.markdown(f"**{t(lang, 'playground.arithmetic')}**")
         view.arithmetic(plan, lang)
     with right:
-        st.markdown(f"##### {t(lang, 'playground.bucket', step=fmt_int(k))}")
+        st.markdown(sentence)
         st.plotly_chart(view.bucket_figure(plan, k, lang, presenter), key="pg_bucket", theme="streamlit",
                         config=animation_view.CHART_CONFIG, alt=sentence)
-        st.markdown(f"##### {t(lang, 'playground.schedule')}")
+    curve_column, strip_column = st.columns(2, gap="medium")
+    with curve_column:  # the curve's axis and the strip's legend say what they are: no headings over them
         chart = view.schedule_figure(plan, k, lang, presenter)
         if chart is None:
             st.info(t(lang, "playground.no_curve", name=plan.setup.lr_scheduler_type))
         else:
             st.plotly_chart(chart, key="pg_schedule", theme="streamlit", config={"displaylogo": False},
                             alt=t(lang, "playground.schedule_alt", step=fmt_int(k)))
-    st.markdown(f"##### {t(lang, 'playground.timeline')}")
-    timeline_sentence = view.charts.timeline_sentence(plan, lang)
-    st.plotly_chart(view.timeline_figure(plan, k, lang, presenter), key="pg_timeline", theme="streamlit",
-                    config={"displaylogo": False}, alt=timeline_sentence)
+    with strip_column:
+        timeline_sentence = view.charts.timeline_sentence(plan, lang)
+        st.plotly_chart(view.timeline_figure(plan, k, lang, presenter), key="pg_timeline", theme="streamlit",
+                        config={"displaylogo": False}, alt=timeline_sentence)
     st.caption(timeline_sentence)
     st.subheader(t(lang, "playground.run"))
     if plan.profile.framework != "transformers":

@@ -33,8 +33,10 @@ COLOURS = {
 #   browser decides: it always knows the theme it shows, the server may not (st.context.theme on a first run).
 # And two layout rules: result cards (containers keyed `CARDS_KEY…`) share a wrapping row evenly, at least 13rem
 # each: three a row on a wide page, one a row on a phone; the page's first row (`FIRST_ROW_KEY`: the heading, then
-# the presenter switch) keeps the heading at least 18rem wide, so on a phone the switch wraps below the title.
+# the presenter switch) keeps the heading at least 18rem wide, so on a phone the switch wraps below the title; a
+# labelled row (`LABELLED_ROW_KEY…`: a label, then what it labels) gives its label 48 % in the caption's size and wraps it there.
 CARDS_KEY = "steplab_cards"
+LABELLED_ROW_KEY = "steplab_labelled_row"
 FIRST_ROW_KEY = "presenter_bar"
 CHART_GREY = "#808495"
 CHART_INK = "#555966"
@@ -65,10 +67,14 @@ FIGURE_TEXT_DARK
 .stPlotlyChart text[style*='CHART_GREY_FILL'] { fill: CHART_INK !important; }
 [class*='st-key-CARDS_KEY'] > .stElementContainer { flex: 1 1 13rem; }
 .st-key-FIRST_ROW_KEY > :first-child { flex: 1 1 18rem !important; min-width: 0; }
+[class*='st-key-LABELLED_ROW_KEY'] > :first-child { flex: 0 1 48% !important; min-width: 0; }
+[class*='st-key-LABELLED_ROW_KEY'] > :first-child p { font-size: 0.875rem; }
+[class*='st-key-LABELLED_ROW_KEY'] > :last-child { flex: 1 1 0 !important; min-width: 0; }
 </style>"""
     dark_text = "\n".join(f"  .stPlotlyChart text[style*='{svg_fill(light)}'] {{ fill: {dark} !important; }}"
                           for light, dark in FIGURE_TEXT.values())
-    for name, value in (("CARDS_KEY", CARDS_KEY), ("FIRST_ROW_KEY", FIRST_ROW_KEY), ("FIGURE_TEXT_DARK", dark_text),
+    for name, value in (("CARDS_KEY", CARDS_KEY), ("FIRST_ROW_KEY", FIRST_ROW_KEY),
+                        ("LABELLED_ROW_KEY", LABELLED_ROW_KEY), ("FIGURE_TEXT_DARK", dark_text),
                         ("CHART_GREY_FILL", svg_fill(CHART_GREY)), ("CHART_INK", CHART_INK)):
         css = css.replace(name, value)
     return css

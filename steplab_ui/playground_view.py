@@ -19,7 +19,7 @@ from steplab.teaching.explain import Line, explain
 from steplab.teaching.timeline import update_timeline
 from steplab.trainer.plan import Plan
 from steplab_ui import animation_view, charts, schedule_chart, state
-from steplab_ui.layout import COLOURS, FIGURE_TEXT
+from steplab_ui.layout import COLOURS, FIGURE_TEXT, LABELLED_ROW_KEY
 
 # the setup fields a formula's operands stand for, in the order they appear (None: a number computed earlier)
 OPERANDS: dict[str, tuple[str | None, ...]] = {
@@ -90,19 +90,20 @@ def arithmetic(plan: Plan, lang: str) -> None:
     """The worked arithmetic; each operand that is a setup value can be changed where it stands."""
     setup = plan.setup
     values = {name: getattr(setup, name) for names in OPERANDS.values() for name in names if name}
+    rows = st.container(gap="xsmall")
     for line in explain(plan):
         if line.key not in SHOWN_LINES:
             continue
-        st.markdown(f"**{line.label.get(lang)}**")
-        with st.container(horizontal=True, gap="small", vertical_alignment="center", key=f"pg_line_{line.key}"):
-            for text, field in formula_parts(line, values):
-                if field is None:
-                    if text.strip():
-                        st.markdown(f"`{text.strip()}`")
-                else:
-                    operand(field, values[field], lang, line.key)
-        if line.note:
-            st.caption(line.note.get(lang))
+        with rows.container(horizontal=True, gap="small", vertical_alignment="center",
+                          key=f"{LABELLED_ROW_KEY}_{line.key}"):
+            st.markdown(line.label.get(lang), help=line.note.get(lang) if line.note else None)
+            with st.container(horizontal=True, gap="xsmall", vertical_alignment="center"):
+                for text, field in formula_parts(line, values):
+                    if field is None:
+                        if text.strip():
+                            st.markdown(f"`{text.strip()}`", width="content")
+                    else:
+                        operand(field, values[field], lang, line.key)
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,7 @@ def facts_text(facts: StepFacts, lang: str) -> str:
 def bucket_figure(plan: Plan, step: int, lang: str, presenter: bool) -> dict:
     """The animation's frame for the micro-batch that closes update `step` (a plain plotly dict)."""
     one = update_timeline(plan, step, lr=float(plan.learning_rates(step, step)[0]))
-    return animation_view.frame_spec(one, 0, lang, presenter=presenter, height=None if presenter else 300)
+    return animation_view.frame_spec(one, 0, lang, presenter=presenter, height=None if presenter else BUCKET_HEIGHT)
 
 
 def _mark(step: int) -> dict:
@@ -168,6 +169,7 @@ def _mark(step: int) -> dict:
             "line": {"color": COLOURS["update"], "width": 2.5}, "name": "step_k"}
 
 
+BUCKET_HEIGHT, CURVE_HEIGHT, STRIP_HEIGHT = 220, 200, 200  # px outside presenter view: one 1280 × 900 screen
 LABEL_SPAN = 0.25  # the share of a figure's x range that "k = 1,000,000" can cover in the narrowest column
 
 
@@ -206,7 +208,10 @@ def _curve_label_height(plan: Plan, step: int, right: float, top: float) -> floa
 
 @lru_cache(maxsize=64)
 def _timeline_base(plan: Plan, lang: str, presenter: bool) -> dict:
-    return charts.timeline(plan, lang, presenter).to_plotly_json()
+    spec = charts.timeline(plan, lang, presenter).to_plotly_json()
+    if not presenter:
+        spec["layout"] = {**spec["layout"], "height": STRIP_HEIGHT}
+    return spec
 
 
 @lru_cache(maxsize=64)
@@ -216,7 +221,7 @@ def _schedule_base(plan: Plan, lang: str, presenter: bool) -> dict | None:
     figure = schedule_chart.figure(lr_curve.curve(plan), lang, presenter=presenter)
     spec = figure.to_plotly_json()
     # the timeline beside it carries the legend of the same symbols; the curve gets the height back
-    spec["layout"] = {**spec["layout"], "height": 320 if not presenter else 460, "showlegend": False,
+    spec["layout"] = {**spec["layout"], "height": CURVE_HEIGHT if not presenter else 460, "showlegend": False,
                       "margin": {"l": 10, "r": 10, "t": 50, "b": 10}}
     return spec
 

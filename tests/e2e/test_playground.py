@@ -47,7 +47,6 @@ def test_the_linked_views_and_scrubbing_to_k(context: BrowserContext, app_server
     open_app(page, f"{app_server.url}/playground?lang=en")
     charts_drawn(page)
     main = page.get_by_test_id("stMain")
-    expect(main.get_by_text("Update 1 in the accumulation bucket")).to_be_visible()
     exact = main.get_by_role("spinbutton", name="Update k (exact)")
     exact.fill("37")
     exact.press("Enter")
@@ -56,12 +55,48 @@ def test_the_linked_views_and_scrubbing_to_k(context: BrowserContext, app_server
     sentence = main.get_by_test_id("stMarkdownContainer").filter(has_text="takes").first
     expect(sentence).to_contain_text("Update 37", timeout=SLOW)
     expect(sentence).to_contain_text(rate)
-    expect(main.get_by_text("Update 37 in the accumulation bucket")).to_be_visible()
+    expect(page.locator(".st-key-pg_bucket text", has_text="#37")).to_have_count(1, timeout=SLOW)
     expect(page.locator("[data-testid='stPlotlyChart'] text", has_text="k = 37")).to_have_count(2, timeout=SLOW)
     assert "step=37" in page.url
     grow_to_full_height(page, width)
     charts_drawn(page)
     page.screenshot(path=screenshot_dir / f"playground-en-{width}-step37.png", full_page=True, animations="disabled")
+    expect_no_exception(page)
+
+
+def view_boxes(page: Page) -> dict[str, dict[str, float]]:
+    """Where the linked views stand on the page: the arithmetic's rows, the bucket, the curve, the strip and the
+    console (page coordinates with the main area scrolled to the top)."""
+    main = page.get_by_test_id("stMain")
+    main.evaluate("element => { element.scrollTop = 0; }")
+    rows = page.locator("[class*='st-key-steplab_labelled_row_']")
+    boxes = {"arithmetic": rows.last.bounding_box(), "first_row": rows.first.bounding_box()}
+    for name, key in (("bucket", "pg_bucket"), ("curve", "pg_schedule"), ("strip", "pg_timeline")):
+        boxes[name] = page.locator(f".st-key-{key}").bounding_box()
+    boxes["console"] = main.get_by_test_id("stCode").bounding_box()
+    return boxes
+
+
+def test_one_screen_at_1280_and_a_sensible_stack_at_420(context: BrowserContext, app_server: StreamlitServer) -> None:
+    """At 1280 × 900, unscrolled, the arithmetic, the bucket, the learning-rate curve and the strip are all on
+    screen whole, in both languages; at 420 px they stack: arithmetic, bucket, curve, strip, then the console."""
+    page = context.new_page()
+    for lang in ("zh", "en"):
+        page.set_viewport_size({"width": 1280, "height": 900})
+        open_app(page, f"{app_server.url}/playground?lang={lang}&step=60")
+        charts_drawn(page)
+        boxes = view_boxes(page)
+        for name in ("arithmetic", "bucket", "curve", "strip"):
+            box = boxes[name]
+            assert box["y"] >= 0 and box["y"] + box["height"] <= 900, (lang, name, box)
+        assert boxes["bucket"]["x"] > boxes["arithmetic"]["x"] and boxes["strip"]["x"] > boxes["curve"]["x"]
+    page.set_viewport_size({"width": 420, "height": 900})
+    page.wait_for_timeout(800)
+    boxes = view_boxes(page)
+    order = ["first_row", "bucket", "curve", "strip", "console"]
+    tops = [boxes[name]["y"] for name in order]
+    assert tops == sorted(tops), dict(zip(order, tops, strict=True))
+    assert all(boxes[name]["x"] + boxes[name]["width"] <= 420 for name in order), boxes
     expect_no_exception(page)
 
 
@@ -71,7 +106,7 @@ def test_click_the_accumulation_in_the_arithmetic_and_change_it(context: Browser
     set_size(page, 1280)
     open_app(page, f"{app_server.url}/playground?lang=en")
     charts_drawn(page)
-    row = page.locator(".st-key-pg_line_num_update_steps_per_epoch")
+    row = page.locator(".st-key-steplab_labelled_row_num_update_steps_per_epoch")
     field = page.get_by_role("spinbutton", name="gradient_accumulation_steps").last
     for _ in range(3):  # on a loaded machine the first click can land before the popover is wired up
         row.get_by_role("button", name="8").click()
@@ -83,7 +118,7 @@ def test_click_the_accumulation_in_the_arithmetic_and_change_it(context: Browser
     field.fill("4")
     field.press("Enter")
     wait_for_app_run(page)
-    expect(page.locator(".st-key-pg_line_num_update_steps_per_epoch")).to_contain_text("= 100", timeout=SLOW)
+    expect(page.locator(".st-key-steplab_labelled_row_num_update_steps_per_epoch")).to_contain_text("= 100", timeout=SLOW)
     assert "gradient_accumulation_steps=4" in page.url
     expect_no_exception(page)
 
