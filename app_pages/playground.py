@@ -6,8 +6,9 @@ beside the strip); at 420 px they stack in that order, and the console comes las
 The operands of the worked arithmetic are the shared setup (editing one changes the sidebar and the URL). One
 step control (slider plus exact input, `?step=`) marks update k on the bucket, the timeline and the LR curve, and
 takes the console there (a scrub or a deep link shows the lines printed by update k; Play goes on from k; Reset
-goes back to the start). Play runs the simulated console (`steplab.teaching.run_log`) in a `run_every` fragment:
-only the console is redrawn per tick; Pause moves step k to where the run stopped.
+goes back to the start). Everything that shows step k is one fragment (`linked`) that ticks while Play runs the
+simulated console (`steplab.teaching.run_log`): step k follows the run on every view, tick by tick, and Pause
+leaves it where the run stopped.
 """
 
 import time
@@ -25,6 +26,7 @@ STEP = "_pg_step"  # the one step k (slider and exact input copy into it)
 SLIDER, EXACT = "pg_step_slider", "pg_step_exact"
 SECONDS, SPEED, MEASURED = "pg_seconds", "pg_speed", "_pg_measured"
 PLAYING, POSITION, LAST_TICK = "pg_playing", "_pg_run_position", "_pg_last_tick"
+SETUP_EDITED = "_pg_setup_edited"  # an operand changed the shared setup inside the fragment: rerun the page
 SPEEDS = (1, 10, 100, 1000)
 TICK = 0.5  # seconds between console redraws while playing
 TAIL = 30
@@ -101,12 +103,40 @@ def step_control(lang: str, steps: int) -> int:
     return k
 
 
-def console(plan, lang: str) -> None:  # noqa: ANN001 - a Plan
-    """Play / Pause / Reset, the speed and the time per step, and the simulated console."""
+def advance(steps: int, seconds: float) -> None:
+    """A tick of a playing run: the console's position moves by the time since the last tick at the chosen speed
+    (at least one update per tick at the start), and step k follows it; at the end the run stops at the last
+    update."""
+    if not st.session_state.get(PLAYING):
+        return
+    now = time.monotonic()
+    speed = st.session_state.get(SPEED) or 10
+    position = float(st.session_state.get(POSITION, 0.0))
+    position += (now - st.session_state.get(LAST_TICK, now)) * speed / seconds
+    st.session_state[LAST_TICK] = now
+    position = max(position, float(int(position) + (1 if position < 1 else 0)))
+    if position >= steps:
+        position = float(steps)
+        st.session_state[PLAYING] = False
+    st.session_state[POSITION] = position
+    st.session_state[STEP] = max(int(position), 1)
+
+
+def seconds_per_step(plan) -> tuple[float, str, float]:  # noqa: ANN001 - a Plan
+    """The time per update the console uses (the user's, else the course measurement nearest the setup), the
+    measurement's name and its time per update."""
     name, measured = measured_seconds_per_step(plan.setup.per_device_train_batch_size,
                                                plan.setup.gradient_accumulation_steps, measurements())
-    figure = measurements()[name]
-    playing = bool(st.session_state.get(PLAYING))
+    if st.session_state.get(MEASURED) != name or st.session_state.get(SECONDS) is None:
+        st.session_state[MEASURED] = name  # a setup of another measurement: its figure becomes the default
+        st.session_state[SECONDS] = round(measured, 3)
+    return float(st.session_state.get(SECONDS) or measured), name, measured
+
+
+def console(plan, lang: str, playing: bool, seconds: float, measured: tuple[str, float]) -> None:  # noqa: ANN001
+    """Play / Pause / Reset, the speed and the time per step, and the simulated console at the run's position
+    (`measured`: the course measurement's name and its time per update)."""
+    figure = measurements()[measured[0]]
     with st.container(horizontal=True, vertical_alignment="bottom", key="pg_run_controls"):
         if playing:
             st.button(t(lang, "playground.pause"), icon=":material/pause:", key="pg_pause", on_click=_pause)
@@ -116,57 +146,26 @@ def console(plan, lang: str) -> None:  # noqa: ANN001 - a Plan
         st.button(t(lang, "playground.forward"), icon=":material/skip_next:", key="pg_forward", on_click=_forward,
                   args=(plan.optimizer_steps,), disabled=playing)
         st.button(t(lang, "playground.reset"), icon=":material/replay:", key="pg_reset", on_click=_reset)
-        if st.session_state.get(MEASURED) != name or st.session_state.get(SECONDS) is None:
-            st.session_state[MEASURED] = name  # a setup of another measurement: its figure becomes the default
-            st.session_state[SECONDS] = round(measured, 3)
         st.number_input(t(lang, "playground.seconds"), min_value=0.001, max_value=1e6, key=SECONDS, format="%.3f",
                         width=200)
         st.segmented_control(t(lang, "playground.speed"), SPEEDS, default=10, key=SPEED, required=True,
                              format_func=lambda s: f"{s:g}×")
     st.caption(t(lang, "playground.seconds_source", seconds=figure["seconds"], steps=figure["steps"],
                  batch=figure["per_device_train_batch_size"], accumulation=figure["gradient_accumulation_steps"],
-                 per_step=fmt_float(measured, 2)))
-    seconds = float(st.session_state.get(SECONDS) or measured)
-    log = RunLog(plan, seconds)
-
-    @st.fragment(run_every=TICK if playing else None)
-    def screen() -> None:
-        position = float(st.session_state.get(POSITION, 0.0))
-        if st.session_state.get(PLAYING):
-            now = time.monotonic()
-            speed = st.session_state.get(SPEED) or 10
-            position += (now - st.session_state.get(LAST_TICK, now)) * speed / seconds
-            st.session_state[LAST_TICK] = now
-            position = max(position, float(int(position) + (1 if position < 1 else 0)))
-            if position >= log.steps:
-                position = float(log.steps)
-                st.session_state[PLAYING] = False
-                st.session_state[STEP] = log.steps
-            st.session_state[POSITION] = position
-        done = int(position)
-        st.code(log.screen(done, tail=TAIL), language="text", wrap_lines=True)
-        if st.session_state.get(PLAYING) is False and playing:
-            st.rerun(scope="app")  # the run ended while playing: stop the ticks, show its last step everywhere
-
-    screen()
+                 per_step=fmt_float(measured[1], 2)))
+    done = int(float(st.session_state.get(POSITION, 0.0)))
+    st.code(RunLog(plan, seconds).screen(done, tail=TAIL), language="text", wrap_lines=True)
     st.caption(t(lang, "playground.illustrative", release=plan.profile.matched))
 
 
-context = page("playground")
-lang, presenter = context.lang, context.presenter
-plan = context.plan()
-if plan is not None and plan.optimizer_steps < 1:
-    st.info(t(lang, "playground.no_steps"))
-elif plan is not None:
-    k = step_control(lang, plan.optimizer_steps)
-    facts = view.step_facts(plan, k)
-    sentence = view.facts_text(facts, lang)
-    # one screen at 1280 × 900: the arithmetic beside step k's sentence and bucket, then the curve beside the
-    # strip (at 420 px they stack in that order, the console last)
+def views(plan, k: int, lang: str, presenter: bool) -> None:  # noqa: ANN001 - a Plan
+    """Step k on every view: the arithmetic beside k's sentence and bucket, then the curve beside the strip. At
+    1280 × 900 they fit one screen; at 420 px they stack in that order."""
+    sentence = view.facts_text(view.step_facts(plan, k), lang)
     left, right = st.columns([1, 1.1], gap="medium")
     with left:
         st.markdown(f"**{t(lang, 'playground.arithmetic')}**")
-        view.arithmetic(plan, lang)
+        view.arithmetic(plan, lang, on_edit=SETUP_EDITED)
     with right:
         st.markdown(sentence)
         st.plotly_chart(view.bucket_figure(plan, k, lang, presenter), key="pg_bucket", theme="streamlit",
@@ -184,8 +183,40 @@ elif plan is not None:
         st.plotly_chart(view.timeline_figure(plan, k, lang, presenter), key="pg_timeline", theme="streamlit",
                         config={"displaylogo": False}, alt=timeline_sentence)
     st.caption(timeline_sentence)
-    st.subheader(t(lang, "playground.run"))
-    if plan.profile.framework != "transformers":
-        st.info(t(lang, "playground.only_transformers", release=plan.profile.matched))
-    else:
-        console(plan, lang)
+
+
+def linked(plan, lang: str, presenter: bool) -> None:  # noqa: ANN001 - a Plan
+    """Everything that shows step k, in one fragment that ticks while the run plays: the console's position
+    moves, step k follows it, and the step control, the arithmetic, the bucket, the curve and the strip are
+    drawn at k on the same tick. A change that the fragment cannot finish alone (an operand is the shared
+    setup; Play and Pause start and stop the ticks) reruns the whole page."""
+    playing = bool(st.session_state.get(PLAYING))
+    transformers = plan.profile.framework == "transformers"
+
+    @st.fragment(run_every=TICK if playing and transformers else None)
+    def region() -> None:
+        if st.session_state.pop(SETUP_EDITED, False) or bool(st.session_state.get(PLAYING)) != playing:
+            st.rerun(scope="app")
+        seconds, name, per_step = seconds_per_step(plan) if transformers else (1.0, "", 1.0)
+        advance(plan.optimizer_steps, seconds)
+        if playing and not st.session_state.get(PLAYING):
+            st.rerun(scope="app")  # the run ended on this tick: stop the ticks, draw its last update
+        k = step_control(lang, plan.optimizer_steps)
+        views(plan, k, lang, presenter)
+        st.subheader(t(lang, "playground.run"))
+        if transformers:
+            console(plan, lang, playing, seconds, (name, per_step))
+        else:
+            st.info(t(lang, "playground.only_transformers", release=plan.profile.matched))
+
+    region()
+
+
+context = page("playground")
+lang, presenter = context.lang, context.presenter
+plan = context.plan()
+if plan is not None and plan.optimizer_steps < 1:
+    st.info(t(lang, "playground.no_steps"))
+elif plan is not None:
+    st.session_state.pop(SETUP_EDITED, None)  # a whole run: the shared setup is read afresh anyway
+    linked(plan, lang, presenter)

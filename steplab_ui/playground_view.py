@@ -61,11 +61,14 @@ def formula_parts(line: Line, setup_values: dict[str, Any]) -> list[tuple[str, s
     return parts
 
 
-def _set_shared(name: str, key: str) -> None:
-    """An operand was edited: it becomes the shared setup's value (the sidebar and the URL follow)."""
+def _set_shared(name: str, key: str, on_edit: str | None) -> None:
+    """An operand was edited: it becomes the shared setup's value (the sidebar and the URL follow); `on_edit` is
+    a session flag set for a caller that must rerun the page (an edit inside a fragment)."""
     value = st.session_state[key]
     if value is not None:
         st.session_state[name] = value
+        if on_edit is not None:
+            st.session_state[on_edit] = True
 
 
 def _widget_value(name: str, value: Any) -> Any:
@@ -73,7 +76,7 @@ def _widget_value(name: str, value: Any) -> Any:
     return float(value) if isinstance(default, float) else int(value)
 
 
-def operand(name: str, value: Any, lang: str, where: str) -> None:
+def operand(name: str, value: Any, lang: str, where: str, on_edit: str | None = None) -> None:
     """One operand: a small popover labelled with the number, holding a number input for its field."""
     key = f"{INPUT_PREFIX}{where}_{name}"
     st.session_state[key] = _widget_value(name, value)
@@ -82,12 +85,13 @@ def operand(name: str, value: Any, lang: str, where: str) -> None:
         limits = {k: float(v) for k, v in limits.items()}
     with st.popover(operand_text(name, value), type="tertiary", help=t(lang, "playground.operand_help", name=name),
                     key=f"pg_pop_{where}_{name}"):
-        st.number_input(f"`{name}`", key=key, on_change=_set_shared, args=(name, key), **limits,
+        st.number_input(f"`{name}`", key=key, on_change=_set_shared, args=(name, key, on_edit), **limits,
                         help=t(lang, f"help.{name}"))
 
 
-def arithmetic(plan: Plan, lang: str) -> None:
-    """The worked arithmetic; each operand that is a setup value can be changed where it stands."""
+def arithmetic(plan: Plan, lang: str, on_edit: str | None = None) -> None:
+    """The worked arithmetic; each operand that is a setup value can be changed where it stands (`on_edit`: see
+    `_set_shared`)."""
     setup = plan.setup
     values = {name: getattr(setup, name) for names in OPERANDS.values() for name in names if name}
     rows = st.container(gap="xsmall")
@@ -103,7 +107,7 @@ def arithmetic(plan: Plan, lang: str) -> None:
                         if text.strip():
                             st.markdown(f"`{text.strip()}`", width="content")
                     else:
-                        operand(field, values[field], lang, line.key)
+                        operand(field, values[field], lang, line.key, on_edit)
 
 
 @dataclass(frozen=True)

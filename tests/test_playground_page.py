@@ -106,6 +106,9 @@ def test_play_runs_the_console_and_pause_moves_step_k():
     done = int(re.search(r"\| (\d+)/150 ", bar).group(1))
     assert done >= 1
     assert at.code[0].value == RunLog(plan, 0.001).screen(done, tail=30)
+    # still playing or just ended: step k is the run's position on every view, not only after Pause
+    assert at.number_input(key=STEP_INPUT).value == max(done, 1) == at.slider(key="pg_step_slider").value
+    assert facts(at).startswith(f"**Update {max(done, 1)}**")
     if at.session_state["pg_playing"]:
         at.button(key="pg_pause").click().run()
     assert facts(at).startswith(f"**Update {max(done, 1)}") or facts(at).startswith("**Update 150**")

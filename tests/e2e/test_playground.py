@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
-from steplab.i18n import fmt_lr
+from steplab.i18n import fmt_lr, t
 from steplab.teaching.presets import presets
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import (
+    exact_input,
     expect_no_exception,
     grow_to_full_height,
     lowest_figure_contrast,
@@ -100,6 +101,49 @@ def test_one_screen_at_1280_and_a_sensible_stack_at_420(context: BrowserContext,
     expect_no_exception(page)
 
 
+SNAPSHOT = """() => {
+    const main = document.querySelector("[data-testid='stMain']");
+    const bar = main.querySelector("[data-testid='stCode']").innerText.trim().split("\\n").pop();
+    const done = (bar.match(/\\| (\\d+)\\/\\d+ /) || [])[1];
+    const exact = main.querySelector(".st-key-pg_step_exact input").value;
+    const step = [...main.querySelectorAll(".st-key-pg_bucket text")].map(t => t.textContent)
+        .find(text => text.includes("optimizer.step()"));
+    const bucket = ((step || "").match(/#\\d+/) || [])[0];
+    const labels = [...main.querySelectorAll("[data-testid='stPlotlyChart'] text")].map(t => t.textContent)
+        .filter(text => text.startsWith("k = "));
+    return {done, exact, bucket, labels};
+}"""
+
+
+def test_while_the_run_plays_step_k_moves_on_every_view(context: BrowserContext, app_server: StreamlitServer) -> None:
+    """Play, and without Pause: the console's bar, the exact step input, the bucket's optimizer.step() #k and the
+    curve's and strip's "k = …" marks show the same update, and it moves on (read in one go between ticks)."""
+    page = context.new_page()
+    set_size(page, 1280)
+    open_app(page, f"{app_server.url}/playground?lang=en")
+    charts_drawn(page)
+    page.get_by_role("spinbutton", name="Seconds per update").fill("0.5")  # at 1×: an update a tick
+    page.get_by_role("spinbutton", name="Seconds per update").press("Enter")
+    wait_for_app_run(page)
+    page.get_by_role("radio", name="1×").or_(page.get_by_role("button", name="1×", exact=True)).first.click()
+    wait_for_app_run(page)
+    page.get_by_role("button", name="Play").click()
+    seen: list[int] = []
+    for _ in range(120):
+        page.wait_for_timeout(250)
+        shot = page.evaluate(SNAPSHOT)
+        if shot["done"] is None or int(shot["done"]) < 2:
+            continue
+        k = int(shot["done"])
+        if shot["exact"] == str(k) and shot["bucket"] == f"#{k}" and shot["labels"] == [f"k = {k}"] * 2:
+            seen.append(k)
+            if len(set(seen)) >= 3:
+                break
+    assert len(set(seen)) >= 3, f"step k did not follow the run on every view: {seen}, last {shot}"
+    assert page.get_by_role("button", name="Pause").is_visible()  # still playing: nothing waited for Pause
+    expect_no_exception(page)
+
+
 def test_click_the_accumulation_in_the_arithmetic_and_change_it(context: BrowserContext,
                                                                 app_server: StreamlitServer) -> None:
     page = context.new_page()
@@ -120,6 +164,9 @@ def test_click_the_accumulation_in_the_arithmetic_and_change_it(context: Browser
     wait_for_app_run(page)
     expect(page.locator(".st-key-steplab_labelled_row_num_update_steps_per_epoch")).to_contain_text("= 100", timeout=SLOW)
     assert "gradient_accumulation_steps=4" in page.url
+    # the operand is the shared setup: the whole page reran, the sidebar's control shows it too
+    label = t("en", "field.exact", name=t("en", "field.gradient_accumulation_steps"))
+    expect(exact_input(page, label)).to_have_value("4", timeout=SLOW)
     expect_no_exception(page)
 
 
