@@ -477,7 +477,9 @@ def language_control() -> str:
 
     Not bound with `bind=` because a bound widget stores its *displayed* label in the URL (中文/English).
     """
-    if not _is_set("lang"):
+    if st.session_state.get("lang") not in LANGUAGES:
+        # not set yet (a new session), or the required switch came back empty: the frontend now and then sends
+        # None for it with another widget's change; the language is then the one the URL holds
         st.session_state["lang"] = normalise_language(st.query_params.get("lang"))
     with st.sidebar:
         st.segmented_control(
