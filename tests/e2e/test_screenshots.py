@@ -114,12 +114,17 @@ def shoot(page: Page, directory: Path, name: str, lang: str, width: int, theme: 
 def test_page_screenshots(context: BrowserContext, app_server: StreamlitServer, screenshot_dir: Path,
                           name: str, lang: str) -> None:
     page = context.new_page()
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
     open_app(page, page_url(app_server, name, lang))
     wait_until_drawn(page, name, lang)
     expect_no_exception(page)
     for width in WIDTHS:
         for theme in THEMES:
             shoot(page, screenshot_dir, name, lang, width, theme)
+    # a class may have no internet: the page, its icon, fonts and figures all come from the app itself
+    outside = [url for url in requested if not url.startswith((app_server.url, "data:", "blob:"))]
+    assert not outside, outside
 
     if name == "calculator":
         # At 420 px, opened, the sidebar must be usable; this shot shows how it sits over the page.
