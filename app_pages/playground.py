@@ -64,10 +64,7 @@ def _play(steps: int) -> None:
 
 
 def _pause() -> None:
-    st.session_state[PLAYING] = False
-    position = int(st.session_state.get(POSITION, 0))
-    if position >= 1:
-        st.session_state[STEP] = position
+    st.session_state[PLAYING] = False  # step k already stands where the run is: `advance` moved it every tick
 
 
 def _forward(steps: int) -> None:
@@ -133,10 +130,10 @@ def seconds_per_step(plan) -> tuple[float, str, float]:  # noqa: ANN001 - a Plan
     return float(st.session_state.get(SECONDS) or measured), name, measured
 
 
-def console(plan, lang: str, playing: bool, seconds: float, measured: tuple[str, float]) -> None:  # noqa: ANN001
+def console(plan, lang: str, playing: bool, seconds: float, name: str, measured: float) -> None:  # noqa: ANN001
     """Play / Pause / Reset, the speed and the time per step, and the simulated console at the run's position
-    (`measured`: the course measurement's name and its time per update)."""
-    figure = measurements()[measured[0]]
+    (`name`, `measured`: the course measurement nearest the setup and its time per update)."""
+    figure = measurements()[name]
     with st.container(horizontal=True, vertical_alignment="bottom", key="pg_run_controls"):
         if playing:
             st.button(t(lang, "playground.pause"), icon=":material/pause:", key="pg_pause", on_click=_pause)
@@ -152,7 +149,7 @@ def console(plan, lang: str, playing: bool, seconds: float, measured: tuple[str,
                              format_func=lambda s: f"{s:g}×")
     st.caption(t(lang, "playground.seconds_source", seconds=figure["seconds"], steps=figure["steps"],
                  batch=figure["per_device_train_batch_size"], accumulation=figure["gradient_accumulation_steps"],
-                 per_step=fmt_float(measured[1], 2)))
+                 per_step=fmt_float(measured, 2)))
     done = int(float(st.session_state.get(POSITION, 0.0)))
     st.code(RunLog(plan, seconds).screen(done, tail=TAIL), language="text", wrap_lines=True)
     st.caption(t(lang, "playground.illustrative", release=plan.profile.matched))
@@ -197,7 +194,7 @@ def linked(plan, lang: str, presenter: bool) -> None:  # noqa: ANN001 - a Plan
     def region() -> None:
         if st.session_state.pop(SETUP_EDITED, False) or bool(st.session_state.get(PLAYING)) != playing:
             st.rerun(scope="app")
-        seconds, name, per_step = seconds_per_step(plan) if transformers else (1.0, "", 1.0)
+        seconds, name, measured = seconds_per_step(plan) if transformers else (1.0, "", 1.0)
         advance(plan.optimizer_steps, seconds)
         if playing and not st.session_state.get(PLAYING):
             st.rerun(scope="app")  # the run ended on this tick: stop the ticks, draw its last update
@@ -205,7 +202,7 @@ def linked(plan, lang: str, presenter: bool) -> None:  # noqa: ANN001 - a Plan
         views(plan, k, lang, presenter)
         st.subheader(t(lang, "playground.run"))
         if transformers:
-            console(plan, lang, playing, seconds, (name, per_step))
+            console(plan, lang, playing, seconds, name, measured)
         else:
             st.info(t(lang, "playground.only_transformers", release=plan.profile.matched))
 

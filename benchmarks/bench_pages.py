@@ -13,8 +13,8 @@ Then the first visitor's wait (cold): a fresh server's first load of the empty p
 tests/e2e/test_labs_browser.py check it).
 
 Run: python benchmarks/bench_pages.py [--repeat 5] [--cold-repeat 2]. Targets (issue 17): every page idle within
-1.0 s warm at the course default, /labs within 1.5 s cold, a slider change within 300 ms. The machine is shared: compare the
-ratio to the floor measured in the same run.
+1.0 s warm at the course default, /labs within 1.5 s cold, a slider change within 300 ms. The machine is
+shared: compare the ratio to the floor measured in the same run.
 """
 
 from __future__ import annotations
@@ -87,8 +87,9 @@ COLD = (("benchmarks/empty_page.py", ""), ("app.py", "calculator?lang=en"), ("ap
 
 def slider_change(page: Page, key: str = "ArrowRight") -> float:
     """Focus the accumulation slider, press `key`, and read in the page's own clock when the run it started was
-    over and drawn (its last websocket message or page change, once `QUIET_MS` pass without another). The move back is made with this too, so
-    the next press never lands in a run still going. The page's context must have `COUNT_MESSAGES` installed."""
+    over and drawn (its last websocket message or page change, once `QUIET_MS` pass without another). The move
+    back is made with this too, so the next press never lands in a run still going. The page's context must have
+    `COUNT_MESSAGES` installed."""
     slider = page.get_by_test_id("stSidebar").get_by_role("slider", name=t("en", "field.gradient_accumulation_steps"))
     slider.focus()
     start = page.evaluate("() => performance.now()")
@@ -137,7 +138,8 @@ def main() -> None:
                 context.close()
                 print(f"{path:<12} {load * 1000:>8.0f} {load / floor:>8.1f} {statistics.median(changes) * 1000:>10.0f}")
             browser.close()
-            print("cold: the first page a fresh server draws (its imports not done yet), in turn, each in a new browser")
+            print("cold: the first page a fresh server draws (its imports not done yet), in turn, each in a new "
+                  "browser")
             for round_ in range(args.cold_repeat):
                 cells = []
                 for script, path in COLD:

@@ -26,7 +26,8 @@ COLOURS = {
 # - syntax-highlighted comments in st.code are grey at 3.6:1 in the light theme: draw them in the code's ink;
 # - a wrapped code line continues 4 columns in (hanging indent), so wrapped Python never looks dedented;
 # - the dark theme's primary colour is light (so selected tabs and options read on dark grounds), so the
-#   text on primary buttons (form submit buttons too: `stBaseButton-primaryFormSubmit`) turns dark; the dark theme is the one that follows a dark system setting;
+#   text on primary buttons (form submit buttons too: `stBaseButton-primaryFormSubmit`) turns dark; the dark
+#   theme is the one that follows a dark system setting;
 # - Streamlit's light chart theme writes figure text in CHART_GREY (3.8:1 on white): it becomes CHART_INK;
 # - coloured or grey words a figure draws itself use FIGURE_TEXT: its light variant reads at 4.5:1 on white,
 #   and a dark system setting turns it into its dark variant (no one colour reads on both grounds). The
@@ -34,7 +35,8 @@ COLOURS = {
 # And two layout rules: result cards (containers keyed `CARDS_KEY…`) share a wrapping row evenly, at least 13rem
 # each: three a row on a wide page, one a row on a phone; the page's first row (`FIRST_ROW_KEY`: the heading, then
 # the presenter switch) keeps the heading at least 18rem wide, so on a phone the switch wraps below the title; a
-# labelled row (`LABELLED_ROW_KEY…`: a label, then what it labels) gives its label 48 % in the caption's size and wraps it there.
+# labelled row (`LABELLED_ROW_KEY…`: a label, then what it labels) gives its label 48 % in the caption's size
+# and wraps it there.
 CARDS_KEY = "steplab_cards"
 LABELLED_ROW_KEY = "steplab_labelled_row"
 FIRST_ROW_KEY = "presenter_bar"

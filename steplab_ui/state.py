@@ -80,8 +80,9 @@ def _url_value(key: str, raw: str) -> Any:
 
 MAX_URL_PARAMETER = 1_000  # characters of `key=value`: far more than any setting or page parameter needs
 # A whole link longer than the server reads never reaches the app (Streamlit's uvicorn answers a bare HTTP 400
-# once it buffers over 16 KiB of an unfinished request head; on loopback a head arrives whole up to ~100 KB): deploy/nginx.conf sends a query longer than MAX_LINK_QUERY characters back to
-# the same page with only LINK_REFUSED in it, and the page says why its setup is the default.
+# once it buffers over 16 KiB of an unfinished request head; on loopback a head arrives whole up to ~100 KB):
+# deploy/nginx.conf sends a query longer than MAX_LINK_QUERY characters back to the same page with only
+# LINK_REFUSED in it, and the page says why its setup is the default.
 MAX_LINK_QUERY = 8_192
 LINK_REFUSED = ("link", "too_long")
 
@@ -103,8 +104,9 @@ def _drop_url_parameters(keys: list[str]) -> None:
 def link_problem(key: str, values: list[str]) -> tuple[str, int | str] | None:
     """Why a URL parameter is dropped before anything reads it, whoever it belongs to: `("url.too_long", length)`
     for a `key=value` longer than `MAX_URL_PARAMETER` characters, `("url.unknown", field)` for a misspelt setup
-    field, `("url.link_refused", MAX_LINK_QUERY)` for the balancer's mark of a link it refused. Other unknown keys stay unnamed: pages have their own (`?lesson=`, `?step=`) and shared links pick up a
-    messenger's or a tracker's (`?from=singlemessage`, `?utm_source=`)."""
+    field, `("url.link_refused", MAX_LINK_QUERY)` for the balancer's mark of a link it refused. Other unknown
+    keys stay unnamed: pages have their own (`?lesson=`, `?step=`) and shared links pick up a messenger's or a
+    tracker's (`?from=singlemessage`, `?utm_source=`)."""
     if (key, values) == (LINK_REFUSED[0], [LINK_REFUSED[1]]):
         return "url.link_refused", MAX_LINK_QUERY
     length = len(key) + 1 + max(map(len, values), default=0)
