@@ -22,6 +22,8 @@ import json
 import os
 import re
 import secrets
+import sqlite3
+import time
 import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -487,7 +489,7 @@ def _sqlite_engine(url: Any) -> Engine:
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_MS}")
         cursor.execute("PRAGMA foreign_keys = ON")
         if not memory:
-            cursor.execute("PRAGMA journal_mode = WAL")
+            _set_wal(cursor)
             cursor.execute("PRAGMA synchronous = NORMAL")  # safe in WAL mode: a crash loses no committed page
         cursor.close()
 
@@ -497,6 +499,20 @@ def _sqlite_engine(url: Any) -> Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
+
+
+def _set_wal(cursor: Any) -> None:
+    """WAL mode, waiting for a lock like any write: switching a new file to WAL needs it alone, and SQLite answers
+    "database is locked" at once, without its busy handler, while another process is creating the same file."""
+    deadline = time.monotonic() + SQLITE_BUSY_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def _postgres_engine(url: Any) -> Engine:
