@@ -47,8 +47,12 @@ def register(lang: str) -> st.Page:
     without `app.py` and the next run (through `st.navigation`) drops what the user had typed. A page that
     runs alone (AppTest of one file) calls this too, so its menu links resolve.
     """
-    sections = navigation(lang)
-    st.session_state[_BUILT] = (lang, sections)  # the menu of this run reuses them
+    built = st.session_state.get(_BUILT)
+    if built and built[0] == lang:  # a session keeps its pages (building them resolves 13 paths on every rerun)
+        sections = built[1]
+    else:
+        sections = navigation(lang)
+        st.session_state[_BUILT] = (lang, sections)  # the menu reuses them too
     return st.navigation(sections, position="hidden")
 
 
