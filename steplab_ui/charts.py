@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from steplab.i18n import fmt_int, sentences, t
 from steplab.trainer.events import events, interval, rhythm
 from steplab.trainer.plan import Plan
+from steplab_ui.frozen_figure import frozen
 from steplab_ui.layout import COLOURS
 from steplab_ui.presenter import figure_layout
 
@@ -63,7 +64,7 @@ def timeline(plan: Plan, lang: str, presenter: bool = False) -> go.Figure:
     }
     if presenter:
         layout = figure_layout({**layout, "height": 350, "margin": {"l": 10, "r": 10, "t": 60, "b": 70}})
-    return go.Figure(data=traces, layout=layout, _validate=False)
+    return frozen({"data": traces, "layout": layout})
 
 
 def timeline_sentence(plan: Plan, lang: str) -> str:

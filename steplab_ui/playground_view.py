@@ -19,6 +19,7 @@ from steplab.teaching.explain import Line, explain
 from steplab.teaching.timeline import update_timeline
 from steplab.trainer.plan import Plan
 from steplab_ui import animation_view, charts, schedule_chart, state
+from steplab_ui.frozen_figure import frozen
 from steplab_ui.layout import COLOURS, FIGURE_TEXT, LABELLED_ROW_KEY
 
 # the setup fields a formula's operands stand for, in the order they appear (None: a number computed earlier)
@@ -162,10 +163,11 @@ def facts_text(facts: StepFacts, lang: str) -> str:
 
 
 @lru_cache(maxsize=256)
-def bucket_figure(plan: Plan, step: int, lang: str, presenter: bool) -> dict:
-    """The animation's frame for the micro-batch that closes update `step` (a plain plotly dict)."""
+def bucket_figure(plan: Plan, step: int, lang: str, presenter: bool) -> go.Figure:
+    """The animation's frame for the micro-batch that closes update `step` (cached, never changed)."""
     one = update_timeline(plan, step, lr=float(plan.learning_rates(step, step)[0]))
-    return animation_view.frame_spec(one, 0, lang, presenter=presenter, height=None if presenter else BUCKET_HEIGHT)
+    return frozen(animation_view.frame_spec(one, 0, lang, presenter=presenter,
+                                            height=None if presenter else BUCKET_HEIGHT))
 
 
 def _mark(step: int) -> dict:
@@ -237,7 +239,7 @@ def timeline_figure(plan: Plan, step: int, lang: str, presenter: bool) -> go.Fig
     base = _timeline_base(plan, lang, presenter)
     layout = {**base["layout"], "shapes": [*base["layout"].get("shapes", ()), _mark(step)],
               "annotations": [*base["layout"].get("annotations", ()), _strip_label(plan, step, base["layout"])]}
-    return go.Figure({"data": base["data"], "layout": layout}, _validate=False)
+    return frozen({"data": base["data"], "layout": layout})
 
 
 @lru_cache(maxsize=256)
@@ -255,4 +257,4 @@ def schedule_figure(plan: Plan, step: int, lang: str, presenter: bool) -> go.Fig
     label = _mark_label(step, _curve_label_height(plan, step, right, top), right)
     layout = {**base["layout"], "shapes": [*base["layout"].get("shapes", ()), _mark(step)],
               "annotations": [*base["layout"].get("annotations", ()), label]}
-    return go.Figure({"data": [*base["data"], point], "layout": layout}, _validate=False)
+    return frozen({"data": [*base["data"], point], "layout": layout})
