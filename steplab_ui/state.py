@@ -1,7 +1,8 @@
 """The shared training setup: sidebar controls bound to the URL, presets, and notices for bad URL values.
 
-One source of truth: every field is a widget whose key is the engine's field name, bound to the query
-parameter of the same name (`bind="query-params"`); the engine validates what the widgets hold.
+One source of truth: every field is a session-state key named as the engine's field, held by a widget of that key
+and kept in the query parameter of the same name (the main controls with `bind="query-params"`, the advanced
+section's by `write_url`, since they are drawn only while it is open); the engine validates what they hold.
 """
 
 from __future__ import annotations
@@ -293,13 +294,7 @@ def apply_values(values: dict[str, Any]) -> None:
             if value is not None and value > 0:
                 st.session_state[key] = int(value)
             continue
-        if key == "lr_scheduler_kwargs":
-            value = json.dumps(value) if isinstance(value, dict) and value else (value or "")
-        elif key in FLOAT_FIELDS and value is not None:
-            value = float(value)
-        elif FIELDS[key].whole and value is not None:
-            value = int(value)
-        st.session_state[key] = value
+        st.session_state[key] = control_value(key, value)
 
 
 def _load_preset() -> None:
@@ -309,41 +304,72 @@ def _load_preset() -> None:
         apply_values({"eval_strategy": "no", "eval_steps": None, **preset.values})
 
 
+ADVANCED_KEYS = ("dataloader_drop_last", "trainer", "learning_rate", "lr_scheduler_type", "lr_scheduler_kwargs",
+                 "warmup_steps", "warmup_ratio", "eval_strategy", "eval_steps", "save_strategy", "save_steps",
+                 "logging_strategy", "logging_steps", "logging_first_step", "eval_on_start", "limit_train_batches")
+ADVANCED_OPEN = "_advanced_open"
+
+
+def control_value(key: str, value: Any) -> Any:
+    """A setup value in the type its control holds: floats and whole numbers as the field reads them, kwargs as
+    their JSON text."""
+    if key == "lr_scheduler_kwargs":
+        return json.dumps(value) if isinstance(value, dict) and value else (value or "")
+    if key in FLOAT_FIELDS and value is not None:
+        return float(value)
+    if FIELDS[key].whole and value is not None:
+        return int(value)
+    return value
+
+
+def _hold_advanced() -> None:
+    """Every advanced field has its value in the session state, drawn or not: a control that is not drawn loses
+    its state, and the URL, which `write_url` keeps up to date with every field (checked by `ensure_session`),
+    has it back; a field the URL leaves out has its default."""
+    for key in ADVANCED_KEYS:
+        if not _is_set(key):
+            raw = st.query_params.get(key)
+            st.session_state[key] = widget_default(key) if not raw else control_value(key, _url_value(key, raw))
+
+
 def _advanced(lang: str) -> None:
-    with st.expander(t(lang, "sidebar.advanced"), icon=":material/tune:"):
-        st.toggle(t(lang, "field.dataloader_drop_last"), **_default_arg("dataloader_drop_last", False), key="dataloader_drop_last", bind=BIND,
-                  help=t(lang, "help.dataloader_drop_last"))
-        trainer = st.selectbox(t(lang, "field.trainer"), list(PROFILES), key="trainer", bind=BIND,
-                               **_default_index("trainer", tuple(PROFILES)),
-                               help=t(lang, "help.trainer"))
-        st.caption(t(lang, "sidebar.trainer_matched", release=PROFILES[trainer].matched,
-                     releases=PROFILES[trainer].releases))
-        st.number_input(t(lang, "field.learning_rate"), **number_range("learning_rate"), **_default_arg("learning_rate", 5e-5), step=1e-5,
-                        format="%.2e", key="learning_rate", bind=BIND, help=t(lang, "help.learning_rate"))
-        st.selectbox(t(lang, "field.lr_scheduler_type"), list(FIELDS["lr_scheduler_type"].choices),
-                     key="lr_scheduler_type", bind=BIND, **_default_index("lr_scheduler_type", FIELDS["lr_scheduler_type"].choices),
-                     help=t(lang, "help.lr_scheduler_type"))
-        st.text_input(t(lang, "field.lr_scheduler_kwargs"), **_default_arg("lr_scheduler_kwargs", ""), key="lr_scheduler_kwargs", bind=BIND,
-                      placeholder='{"num_cycles": 0.5}', help=t(lang, "help.lr_scheduler_kwargs"), max_chars=300)
-        st.number_input(t(lang, "field.warmup_steps"), **number_range("warmup_steps"), **_default_arg("warmup_steps", 0.0), step=1.0,
-                        format="%g", key="warmup_steps", bind=BIND, help=t(lang, "help.warmup_steps"))
-        st.number_input(t(lang, "field.warmup_ratio"), **number_range("warmup_ratio"), **_default_arg("warmup_ratio", None), step=0.01,
-                        format="%g", key="warmup_ratio", bind=BIND, help=t(lang, "help.warmup_ratio"),
+    """The rarely changed fields, drawn only while their section is open: 16 controls less on most reruns (a
+    sixth of a calculator rerun's CPU). Their values live in the session state and the URL (`write_url`), so
+    they are not bound to the URL like the main controls."""
+    _hold_advanced()
+    section = st.expander(t(lang, "sidebar.advanced"), icon=":material/tune:", key=ADVANCED_OPEN, on_change="rerun")
+    if section.open:
+        with section:
+            _advanced_controls(lang)
+
+
+def _advanced_controls(lang: str) -> None:
+    st.toggle(t(lang, "field.dataloader_drop_last"), key="dataloader_drop_last",
+              help=t(lang, "help.dataloader_drop_last"))
+    trainer = st.selectbox(t(lang, "field.trainer"), list(PROFILES), key="trainer", help=t(lang, "help.trainer"))
+    st.caption(t(lang, "sidebar.trainer_matched", release=PROFILES[trainer].matched,
+                 releases=PROFILES[trainer].releases))
+    st.number_input(t(lang, "field.learning_rate"), **number_range("learning_rate"), step=1e-5, format="%.2e",
+                    key="learning_rate", help=t(lang, "help.learning_rate"))
+    st.selectbox(t(lang, "field.lr_scheduler_type"), list(FIELDS["lr_scheduler_type"].choices),
+                 key="lr_scheduler_type", help=t(lang, "help.lr_scheduler_type"))
+    st.text_input(t(lang, "field.lr_scheduler_kwargs"), key="lr_scheduler_kwargs", placeholder='{"num_cycles": 0.5}',
+                  help=t(lang, "help.lr_scheduler_kwargs"), max_chars=300)
+    st.number_input(t(lang, "field.warmup_steps"), **number_range("warmup_steps"), step=1.0, format="%g",
+                    key="warmup_steps", help=t(lang, "help.warmup_steps"))
+    st.number_input(t(lang, "field.warmup_ratio"), **number_range("warmup_ratio"), step=0.01, format="%g",
+                    key="warmup_ratio", help=t(lang, "help.warmup_ratio"), placeholder=t(lang, "sidebar.unset"))
+    for kind in ("eval", "save", "logging"):
+        st.selectbox(t(lang, f"field.{kind}_strategy"), list(STRATEGIES), key=f"{kind}_strategy",
+                     help=t(lang, f"help.{kind}_strategy"))
+        st.number_input(t(lang, f"field.{kind}_steps"), **number_range(f"{kind}_steps"), step=1.0, format="%g",
+                        key=f"{kind}_steps", help=t(lang, f"help.{kind}_steps"), placeholder=t(lang, "sidebar.unset"))
+    for flag in ("logging_first_step", "eval_on_start"):
+        st.toggle(t(lang, f"field.{flag}"), key=flag, help=t(lang, f"help.{flag}"))
+    if st.session_state.get("trainer") == "lightning-2":
+        st.number_input(t(lang, "field.limit_train_batches"), **number_range("limit_train_batches"), format="%g",
+                        key="limit_train_batches", help=t(lang, "help.limit_train_batches"),
                         placeholder=t(lang, "sidebar.unset"))
-        for kind in ("eval", "save", "logging"):
-            st.selectbox(t(lang, f"field.{kind}_strategy"), list(STRATEGIES), key=f"{kind}_strategy", bind=BIND,
-                         **_default_index(f"{kind}_strategy", STRATEGIES), help=t(lang, f"help.{kind}_strategy"))
-            default = widget_default(f"{kind}_steps")
-            st.number_input(t(lang, f"field.{kind}_steps"), **number_range(f"{kind}_steps"), **_default_arg(f"{kind}_steps", default), step=1.0,
-                            format="%g", key=f"{kind}_steps", bind=BIND, help=t(lang, f"help.{kind}_steps"),
-                            placeholder=t(lang, "sidebar.unset"))
-        for flag in ("logging_first_step", "eval_on_start"):
-            st.toggle(t(lang, f"field.{flag}"), **_default_arg(flag, False), key=flag, bind=BIND,
-                      help=t(lang, f"help.{flag}"))
-        if st.session_state.get("trainer") == "lightning-2":
-            st.number_input(t(lang, "field.limit_train_batches"), **number_range("limit_train_batches"), **_default_arg("limit_train_batches", None),
-                            format="%g", key="limit_train_batches", bind=BIND,
-                            help=t(lang, "help.limit_train_batches"), placeholder=t(lang, "sidebar.unset"))
 
 
 SAMPLES_FROM_DATASETS = "_samples_from_datasets"

@@ -89,6 +89,7 @@ def test_one_range_in_the_engine_the_url_the_yaml_import_and_the_cli(name, value
 def test_the_sidebar_controls_have_the_fields_range(trainer):
     at = AppTest.from_file(str(ROOT / "app_pages/calculator.py"), default_timeout=60)
     at.query_params["trainer"] = trainer
+    at.session_state[state.ADVANCED_OPEN] = True  # its controls are drawn only when the section is open
     at.run()
     for name, params in SIDEBAR.items():
         if params.get("trainer", "hf-5") != trainer or name in state.MAIN_FIELDS:

@@ -13,7 +13,14 @@ from streamlit.testing.v1 import AppTest
 from test_app import first_button
 
 from steplab.i18n import catalogue, t
-from steplab_ui.state import LINK_REFUSED, MAX_LINK_QUERY, MAX_URL_PARAMETER, SETUP_KEYS, url_value_problem
+from steplab_ui.state import (
+    ADVANCED_OPEN,
+    LINK_REFUSED,
+    MAX_LINK_QUERY,
+    MAX_URL_PARAMETER,
+    SETUP_KEYS,
+    url_value_problem,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 NUMBERS = st.one_of(
@@ -27,8 +34,10 @@ KEYS = st.one_of(st.sampled_from([*SETUP_KEYS, "lang", "embed"]), st.text(string
                                                                            max_size=12))
 
 
-def render(params: dict[str, str | list[str]]) -> AppTest:
+def render(params: dict[str, str | list[str]], advanced: bool = False) -> AppTest:
+    """The calculator at a URL of `params`; `advanced`: with the sidebar's advanced section open."""
     at = AppTest.from_file(str(ROOT / "app_pages" / "calculator.py"), default_timeout=60)
+    at.session_state[ADVANCED_OPEN] = advanced
     for key, value in params.items():
         at.query_params[key] = value
     at.run()
@@ -85,7 +94,7 @@ HUNDRED_KB = "9" * 100_000  # text pasted into the address by mistake
 def test_a_hundred_kilobyte_parameter_is_named_and_dropped(lang, key):
     """About 100 KB of query string: the page draws as usual, one notice names the parameter, its length and the
     limit, and the parameter leaves the URL (a bound text control, `lr_scheduler_kwargs`, does not keep it)."""
-    at = render({"lang": lang, key: HUNDRED_KB} if key != "lang" else {"lang": HUNDRED_KB})
+    at = render({"lang": lang, key: HUNDRED_KB} if key != "lang" else {"lang": HUNDRED_KB}, advanced=True)
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == catalogue(lang)["page.calculator.title"] and at.metric  # an unread `lang`: Chinese
     notice = t(lang, "url.too_long", key=key, length=len(key) + 1 + len(HUNDRED_KB), limit=MAX_URL_PARAMETER)

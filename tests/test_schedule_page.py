@@ -22,6 +22,7 @@ from steplab.trainer.events import events
 from steplab.trainer.plan import make_plan
 from steplab.trainer.schedules import METRIC_DRIVEN, SCHEDULER_TYPES
 from steplab.trainer.setup import setup_from_mapping
+from steplab_ui.state import ADVANCED_OPEN
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "app_pages" / "schedule.py")
@@ -29,7 +30,9 @@ COURSE = presets()["course_default"].values  # what the sidebar opens with
 
 
 def run(**params: str) -> AppTest:
+    """The schedule page with the sidebar's advanced section open (its controls are drawn only then)."""
     at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state[ADVANCED_OPEN] = True
     for key, value in params.items():
         at.query_params[key] = value
     at.run()

@@ -122,3 +122,29 @@ def test_sidebar_menu_leads_from_calculator_to_compare(calculator: Page) -> None
     expect(title(page)).to_have_text(t("zh", "page.compare.title"), timeout=SLOW)
     expect(page).to_have_url(re.compile(r"/compare(\?|$)"))
     expect_no_exception(page)
+
+
+def test_the_advanced_section_draws_on_opening_and_its_values_outlive_it(calculator: Page) -> None:
+    """The advanced section's controls are drawn only while it is open (a sixth of a rerun's CPU otherwise): a
+    warmup typed there reaches the plan and the URL, stays when the section closes and after a reload."""
+    page = calculator
+    label = t("zh", "field.warmup_steps")
+    section = sidebar(page).get_by_text(t("zh", "sidebar.advanced"), exact=True)
+    expect(sidebar(page).get_by_label(label, exact=True)).to_have_count(0)
+    section.click()
+    field = sidebar(page).get_by_label(label, exact=True)
+    expect(field).to_be_visible(timeout=SLOW)
+    field.fill("10")
+    field.press("Enter")
+    wait_for_app_run(page)
+    expect(page).to_have_url(re.compile(r"[?&]warmup_steps=10(&|$)"), timeout=SLOW)
+    main = page.locator("[data-testid='stMain']")
+    expect(main.get_by_text("warmup_steps = 10")).to_have_count(1, timeout=SLOW)
+    section.click()  # closed: the control goes, the value stays
+    expect(field).to_have_count(0, timeout=SLOW)
+    wait_for_app_run(page)
+    expect(page).to_have_url(re.compile(r"[?&]warmup_steps=10(&|$)"))
+    page.reload()
+    expect(main.get_by_text("warmup_steps = 10")).to_have_count(1, timeout=SLOW)
+    expect(page).to_have_url(re.compile(r"[?&]warmup_steps=10(&|$)"))
+    expect_no_exception(page)

@@ -1,0 +1,78 @@
+"""The sidebar's advanced section draws its controls only while it is open (steplab_ui/state.py `_advanced`); its
+fields keep their values, in the setup and the URL, open or closed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from steplab.teaching.presets import presets
+from steplab_ui.state import ADVANCED_KEYS, ADVANCED_OPEN, control_value
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(advanced: bool = False, **params: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app_pages" / "calculator.py"), default_timeout=60)
+    at.session_state[ADVANCED_OPEN] = advanced
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def arithmetic(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def drawn(at: AppTest) -> set[str]:
+    keys = {element.key for kind in ("number_input", "selectbox", "toggle", "text_input") for element in at.get(kind)}
+    return keys & set(ADVANCED_KEYS)
+
+
+def test_a_closed_section_draws_none_of_its_controls_and_a_links_values_hold():
+    at = run(lang="en", warmup_steps="10", lr_scheduler_type="cosine", eval_on_start="true")
+    assert drawn(at) == set()
+    assert "`warmup_steps = 10`" in arithmetic(at)  # the engine's plan took the link's warmup
+    assert (at.session_state["lr_scheduler_type"], at.session_state["eval_on_start"]) == ("cosine", True)
+    at.run()
+    at.run()
+    assert "`warmup_steps = 10`" in arithmetic(at)
+    assert {key: at.query_params[key] for key in ("warmup_steps", "lr_scheduler_type", "eval_on_start")} == {
+        "warmup_steps": "10", "lr_scheduler_type": "cosine", "eval_on_start": "true"}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_what_was_set_in_the_open_section_survives_closing_and_reopening_it(lang):
+    at = run(advanced=True, lang=lang)
+    assert drawn(at) == set(ADVANCED_KEYS) - {"limit_train_batches"}  # Lightning's field shows for Lightning only
+    at.number_input(key="warmup_steps").set_value(12.0).run()
+    at.selectbox(key="lr_scheduler_type").set_value("cosine").run()
+    at.session_state[ADVANCED_OPEN] = False
+    at.run()
+    at.run()
+    assert drawn(at) == set()
+    assert "`warmup_steps = 12`" in arithmetic(at)
+    assert (at.query_params["warmup_steps"], at.query_params["lr_scheduler_type"]) == ("12", "cosine")
+    at.session_state[ADVANCED_OPEN] = True
+    at.run()
+    assert (at.number_input(key="warmup_steps").value, at.selectbox(key="lr_scheduler_type").value) == (12.0, "cosine")
+    at.number_input(key="warmup_steps").set_value(0.0).run()  # back to the default: it leaves the URL
+    assert "warmup_steps" not in at.query_params and "`warmup_steps = 0`" in arithmetic(at)
+
+
+def test_a_preset_chosen_while_the_section_is_closed_reaches_its_fields_and_the_url():
+    preset = presets()["llamafactory_qwen3_lora_sft"].values  # sets five advanced fields
+    expected = {key: control_value(key, value) for key, value in preset.items() if key in ADVANCED_KEYS}
+    at = run(lang="en")
+    at.selectbox(key="_preset_choice").set_value("llamafactory_qwen3_lora_sft").run()
+    assert drawn(at) == set()
+    assert {key: at.session_state[key] for key in expected} == expected
+    assert at.query_params["lr_scheduler_type"] == "cosine" and at.query_params["warmup_ratio"] == "0.1"
+    at.session_state[ADVANCED_OPEN] = True
+    at.run()
+    shown = {element.key: element.value for kind in ("number_input", "selectbox") for element in at.get(kind)}
+    assert {key: shown[key] for key in expected} == expected
