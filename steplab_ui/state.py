@@ -242,10 +242,6 @@ def _default_arg(key: str, default: Any) -> dict[str, Any]:
     return {"value": default}
 
 
-def _default_index(key: str, options: tuple[str, ...]) -> dict[str, Any]:
-    return {"index": options.index(widget_default(key))}
-
-
 def _main_control(name: str, lang: str) -> None:
     """One control in one box: a slider over round stops (the field's name and help) over the exact number input
     (the one bound to the URL; its label is read by screen readers, not repeated on screen), and, after a refused
@@ -304,9 +300,7 @@ def _load_preset() -> None:
         apply_values({"eval_strategy": "no", "eval_steps": None, **preset.values})
 
 
-ADVANCED_KEYS = ("dataloader_drop_last", "trainer", "learning_rate", "lr_scheduler_type", "lr_scheduler_kwargs",
-                 "warmup_steps", "warmup_ratio", "eval_strategy", "eval_steps", "save_strategy", "save_steps",
-                 "logging_strategy", "logging_steps", "logging_first_step", "eval_on_start", "limit_train_batches")
+ADVANCED_KEYS = tuple(key for key in SETUP_KEYS if key not in (*MAIN_FIELDS, "max_steps"))  # the advanced section's
 ADVANCED_OPEN = "_advanced_open"
 
 
@@ -334,8 +328,8 @@ def _hold_advanced() -> None:
 
 def _advanced(lang: str) -> None:
     """The rarely changed fields, drawn only while their section is open: 16 controls less on most reruns (a
-    sixth of a calculator rerun's CPU). Their values live in the session state and the URL (`write_url`), so
-    they are not bound to the URL like the main controls."""
+    quarter of a calculator rerun's script CPU). Their values live in the session state and the URL
+    (`write_url`), so unlike the main controls they are not bound to the URL."""
     _hold_advanced()
     section = st.expander(t(lang, "sidebar.advanced"), icon=":material/tune:", key=ADVANCED_OPEN, on_change="rerun")
     if section.open:
