@@ -1,8 +1,9 @@
 """The shared training setup: sidebar controls bound to the URL, presets, and notices for bad URL values.
 
-One source of truth: every field is a session-state key named as the engine's field, held by a widget of that key
-and kept in the query parameter of the same name (the main controls with `bind="query-params"`, the advanced
-section's by `write_url`, since they are drawn only while it is open); the engine validates what they hold.
+One source of truth: every field is a session-state key named as the engine's field and kept in the query
+parameter of the same name: a main control's own key, bound with `bind="query-params"`; an advanced field's plain
+key, which `write_url` keeps in the URL and a control drawn only while its section is open edits (`_tied`). The
+engine validates what they hold.
 """
 
 from __future__ import annotations
@@ -317,19 +318,36 @@ def control_value(key: str, value: Any) -> Any:
 
 
 def _hold_advanced() -> None:
-    """Every advanced field has its value in the session state, drawn or not: a control that is not drawn loses
-    its state, and the URL, which `write_url` keeps up to date with every field (checked by `ensure_session`),
-    has it back; a field the URL leaves out has its default."""
+    """Every advanced field has its value in the session state from the session's first run: the URL's (checked
+    by `ensure_session`), else the default. Later runs keep it (`write_url` keeps the URL up to date with it)."""
     for key in ADVANCED_KEYS:
         if not _is_set(key):
             raw = st.query_params.get(key)
             st.session_state[key] = widget_default(key) if not raw else control_value(key, _url_value(key, raw))
 
 
+def control_key(key: str) -> str:
+    """The key of the advanced control that edits field `key` (the field's own key is never a widget's)."""
+    return f"{key}__control"
+
+
+def _copy_control(key: str) -> None:
+    st.session_state[key] = st.session_state[control_key(key)]
+
+
+def _tied(key: str) -> dict[str, Any]:
+    """The arguments that tie an advanced control to its field: it shows the field's value and writes it back.
+
+    The field's value is a plain session-state key, not the control's: Streamlit drops the state of a control
+    that is not drawn at the end of the run, and a value set from code for its key with it."""
+    st.session_state[control_key(key)] = st.session_state[key]
+    return {"key": control_key(key), "on_change": _copy_control, "args": (key,)}
+
+
 def _advanced(lang: str) -> None:
     """The rarely changed fields, drawn only while their section is open: 16 controls less on most reruns (a
-    quarter of a calculator rerun's script CPU). Their values live in the session state and the URL
-    (`write_url`), so unlike the main controls they are not bound to the URL."""
+    quarter of a calculator rerun's script CPU). Their values are plain session-state keys kept in the URL by
+    `write_url` (`_tied`), so unlike the main controls they are not bound to the URL."""
     _hold_advanced()
     section = st.expander(t(lang, "sidebar.advanced"), icon=":material/tune:", key=ADVANCED_OPEN, on_change="rerun")
     if section.open:
@@ -338,31 +356,31 @@ def _advanced(lang: str) -> None:
 
 
 def _advanced_controls(lang: str) -> None:
-    st.toggle(t(lang, "field.dataloader_drop_last"), key="dataloader_drop_last",
+    st.toggle(t(lang, "field.dataloader_drop_last"), **_tied("dataloader_drop_last"),
               help=t(lang, "help.dataloader_drop_last"))
-    trainer = st.selectbox(t(lang, "field.trainer"), list(PROFILES), key="trainer", help=t(lang, "help.trainer"))
+    trainer = st.selectbox(t(lang, "field.trainer"), list(PROFILES), **_tied("trainer"), help=t(lang, "help.trainer"))
     st.caption(t(lang, "sidebar.trainer_matched", release=PROFILES[trainer].matched,
                  releases=PROFILES[trainer].releases))
     st.number_input(t(lang, "field.learning_rate"), **number_range("learning_rate"), step=1e-5, format="%.2e",
-                    key="learning_rate", help=t(lang, "help.learning_rate"))
+                    **_tied("learning_rate"), help=t(lang, "help.learning_rate"))
     st.selectbox(t(lang, "field.lr_scheduler_type"), list(FIELDS["lr_scheduler_type"].choices),
-                 key="lr_scheduler_type", help=t(lang, "help.lr_scheduler_type"))
-    st.text_input(t(lang, "field.lr_scheduler_kwargs"), key="lr_scheduler_kwargs", placeholder='{"num_cycles": 0.5}',
+                 **_tied("lr_scheduler_type"), help=t(lang, "help.lr_scheduler_type"))
+    st.text_input(t(lang, "field.lr_scheduler_kwargs"), **_tied("lr_scheduler_kwargs"), placeholder='{"num_cycles": 0.5}',
                   help=t(lang, "help.lr_scheduler_kwargs"), max_chars=300)
     st.number_input(t(lang, "field.warmup_steps"), **number_range("warmup_steps"), step=1.0, format="%g",
-                    key="warmup_steps", help=t(lang, "help.warmup_steps"))
+                    **_tied("warmup_steps"), help=t(lang, "help.warmup_steps"))
     st.number_input(t(lang, "field.warmup_ratio"), **number_range("warmup_ratio"), step=0.01, format="%g",
-                    key="warmup_ratio", help=t(lang, "help.warmup_ratio"), placeholder=t(lang, "sidebar.unset"))
+                    **_tied("warmup_ratio"), help=t(lang, "help.warmup_ratio"), placeholder=t(lang, "sidebar.unset"))
     for kind in ("eval", "save", "logging"):
-        st.selectbox(t(lang, f"field.{kind}_strategy"), list(STRATEGIES), key=f"{kind}_strategy",
+        st.selectbox(t(lang, f"field.{kind}_strategy"), list(STRATEGIES), **_tied(f"{kind}_strategy"),
                      help=t(lang, f"help.{kind}_strategy"))
         st.number_input(t(lang, f"field.{kind}_steps"), **number_range(f"{kind}_steps"), step=1.0, format="%g",
-                        key=f"{kind}_steps", help=t(lang, f"help.{kind}_steps"), placeholder=t(lang, "sidebar.unset"))
+                        **_tied(f"{kind}_steps"), help=t(lang, f"help.{kind}_steps"), placeholder=t(lang, "sidebar.unset"))
     for flag in ("logging_first_step", "eval_on_start"):
-        st.toggle(t(lang, f"field.{flag}"), key=flag, help=t(lang, f"help.{flag}"))
+        st.toggle(t(lang, f"field.{flag}"), **_tied(flag), help=t(lang, f"help.{flag}"))
     if st.session_state.get("trainer") == "lightning-2":
         st.number_input(t(lang, "field.limit_train_batches"), **number_range("limit_train_batches"), format="%g",
-                        key="limit_train_batches", help=t(lang, "help.limit_train_batches"),
+                        **_tied("limit_train_batches"), help=t(lang, "help.limit_train_batches"),
                         placeholder=t(lang, "sidebar.unset"))
 
 

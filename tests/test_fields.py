@@ -94,7 +94,7 @@ def test_the_sidebar_controls_have_the_fields_range(trainer):
     for name, params in SIDEBAR.items():
         if params.get("trainer", "hf-5") != trainer or name in state.MAIN_FIELDS:
             continue
-        control = at.number_input(key=name)
+        control = at.number_input(key=state.control_key(name))
         field = FIELDS[name]
         assert (control.min, control.max) == (field.low, field.high), name
         if field.whole:

@@ -19,6 +19,7 @@ from steplab_ui.state import (
     MAX_LINK_QUERY,
     MAX_URL_PARAMETER,
     SETUP_KEYS,
+    control_key,
     url_value_problem,
 )
 
@@ -100,7 +101,7 @@ def test_a_hundred_kilobyte_parameter_is_named_and_dropped(lang, key):
     notice = t(lang, "url.too_long", key=key, length=len(key) + 1 + len(HUNDRED_KB), limit=MAX_URL_PARAMETER)
     assert [w.value for w in at.warning] == [notice]
     assert key not in at.query_params
-    assert at.text_input(key="lr_scheduler_kwargs").value == ""
+    assert at.text_input(key=control_key("lr_scheduler_kwargs")).value == ""
     at.run()  # the next rerun: nothing left to say
     assert not at.warning and not at.exception
 

@@ -22,7 +22,7 @@ from steplab.trainer.events import events
 from steplab.trainer.plan import make_plan
 from steplab.trainer.schedules import METRIC_DRIVEN, SCHEDULER_TYPES
 from steplab.trainer.setup import setup_from_mapping
-from steplab_ui.state import ADVANCED_OPEN
+from steplab_ui.state import ADVANCED_OPEN, control_key
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "app_pages" / "schedule.py")
@@ -163,16 +163,33 @@ def test_schedulers_refused_from_the_url_say_what_the_trainer_raises():
     assert at.error and not at.exception
 
 
+def test_the_pages_own_controls_set_the_shared_setup_while_the_sidebars_section_is_closed():
+    """The scheduler and its arguments are advanced fields: with the sidebar's section closed (its controls not
+    drawn) the page's own controls still set them, in the plan, the curve and the URL, across reruns."""
+    at = run(lang="en", warmup_steps="10")
+    at.session_state[ADVANCED_OPEN] = False
+    at.run()
+    assert all(box.key != control_key("lr_scheduler_kwargs") for box in at.text_input)  # the section's is not drawn
+    at.selectbox(key="sched_type").set_value("cosine").run()
+    at.number_input(key="sched_kw_num_cycles").set_value(1.5).run()
+    at.run()
+    assert (at.query_params["lr_scheduler_type"], at.query_params["lr_scheduler_kwargs"]) == (
+        "cosine", '{"num_cycles": 1.5}')
+    assert shown_setup(at).setup.scheduler_kwargs == {"num_cycles": 1.5}
+    assert shown_setup(at).setup.warmup_steps == 10
+    assert_curve_is_the_engines(spec(at), shown_setup(at), "en")
+
+
 def test_kwargs_controls_round_trip_through_the_shared_setup():
     at = run(lang="en", lr_scheduler_type="cosine")
     assert at.number_input(key="sched_kw_num_cycles").value is None  # not set: the default 0.5 applies
     at.number_input(key="sched_kw_num_cycles").set_value(1.5).run()
     assert at.session_state["lr_scheduler_kwargs"] == '{"num_cycles": 1.5}'
-    assert at.text_input(key="lr_scheduler_kwargs").value == '{"num_cycles": 1.5}'
+    assert at.text_input(key=control_key("lr_scheduler_kwargs")).value == '{"num_cycles": 1.5}'
     assert at.query_params["lr_scheduler_kwargs"] == '{"num_cycles": 1.5}'
     assert_curve_is_the_engines(spec(at), shown_setup(at), "en")
     assert shown_setup(at).setup.scheduler_kwargs == {"num_cycles": 1.5}
-    at.text_input(key="lr_scheduler_kwargs").set_value('{"num_cycles": 2}').run()  # the sidebar edits it
+    at.text_input(key=control_key("lr_scheduler_kwargs")).set_value('{"num_cycles": 2}').run()  # the sidebar edits it
     assert at.number_input(key="sched_kw_num_cycles").value == 2.0
     at.selectbox(key="sched_type").set_value("warmup_stable_decay").run()
     assert json.loads(at.session_state["lr_scheduler_kwargs"]) == {"num_cycles": 2, "num_decay_steps": 100}
@@ -213,7 +230,7 @@ def test_overlays_draw_other_curves_and_say_when_one_is_refused():
         assert overlay["line"]["dash"] in ("dot", "dashdot", "longdash")
     assert_curve_is_the_engines(figure, base, "en")  # the shared setup itself is untouched
     assert at.session_state["lr_scheduler_type"] == "linear"
-    at.number_input(key="learning_rate").set_value(1e-7).run()  # polynomial's lr_end 1e-7 is then too big
+    at.number_input(key=control_key("learning_rate")).set_value(1e-7).run()  # polynomial's lr_end 1e-7 is then too big
     at.selectbox(key="sched_cmp_0_scheduler").set_value("polynomial").run()
     assert any("Curve 1 cannot be drawn" in w.value and "lr_end" in w.value for w in at.warning)
     assert not at.exception
