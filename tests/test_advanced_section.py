@@ -82,3 +82,13 @@ def test_a_preset_chosen_while_the_section_is_closed_reaches_its_fields_and_the_
     at.session_state[ADVANCED_OPEN] = True
     at.run()
     assert {key: shown(at)[key] for key in expected} == expected
+
+
+def test_a_preset_chosen_while_the_section_is_open_shows_in_its_controls():
+    preset = presets()["llamafactory_qwen3_lora_sft"].values
+    expected = {key: control_value(key, value) for key, value in preset.items() if key in ADVANCED_KEYS}
+    at = run(advanced=True, lang="zh")
+    at.selectbox(key="_preset_choice").set_value("llamafactory_qwen3_lora_sft").run()
+    assert {key: shown(at)[key] for key in expected} == expected
+    at.number_input(key=control_key("warmup_ratio")).set_value(0.2).run()  # and an edit after it still takes
+    assert at.session_state["warmup_ratio"] == 0.2 and at.query_params["warmup_ratio"] == "0.2"
