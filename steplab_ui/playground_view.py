@@ -214,10 +214,8 @@ def _curve_label_height(plan: Plan, step: int, right: float, top: float) -> floa
 
 @lru_cache(maxsize=64)
 def _timeline_base(plan: Plan, lang: str, presenter: bool) -> dict:
-    spec = charts.timeline(plan, lang, presenter).to_plotly_json()
-    if not presenter:
-        spec["layout"] = {**spec["layout"], "height": STRIP_HEIGHT}
-    return spec
+    spec = charts.timeline(plan, lang, presenter).to_dict()  # the calculator's frozen spec: never change it
+    return spec if presenter else {**spec, "layout": {**spec["layout"], "height": STRIP_HEIGHT}}
 
 
 @lru_cache(maxsize=64)

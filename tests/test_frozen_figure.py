@@ -39,3 +39,11 @@ def test_the_cached_builders_return_frozen_figures_that_validate() -> None:
         assert isinstance(figure, FrozenFigure)
         validated = go.Figure(figure.to_dict())  # plotly's full validation of what Streamlit is given
         assert json.loads(pio.to_json(validated)) == json.loads(pio.to_json(figure.to_dict()))
+
+
+def test_the_playgrounds_strip_leaves_the_calculators_as_it_was() -> None:
+    """The playground builds its strip on the calculator's cached figure: the shared spec keeps its height."""
+    plan = make_plan(setup_from_mapping({**COURSE, "num_samples": 1700})[0])
+    before = json.loads(pio.to_json(charts.timeline(plan, "en", False).to_dict()))
+    assert view.timeline_figure(plan, 5, "en", False).to_dict()["layout"]["height"] == view.STRIP_HEIGHT
+    assert json.loads(pio.to_json(charts.timeline(plan, "en", False).to_dict())) == before
