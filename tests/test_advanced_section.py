@@ -3,25 +3,16 @@ fields keep their values, in the setup and the URL, open or closed."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
+from test_app import run as run_page
 
 from steplab.teaching.presets import presets
 from steplab_ui.state import ADVANCED_KEYS, ADVANCED_OPEN, control_key, control_value
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def run(advanced: bool = False, **params: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app_pages" / "calculator.py"), default_timeout=60)
-    at.session_state[ADVANCED_OPEN] = advanced
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run_page("app_pages/calculator.py", session={ADVANCED_OPEN: advanced}, **params)
 
 
 def arithmetic(at: AppTest) -> str:

@@ -17,8 +17,11 @@ PAGE_FILES = [path for _, path, _, _ in PAGES]
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(path: str, **params: str) -> AppTest:
+def run(path: str, session: dict[str, object] | None = None, **params: str) -> AppTest:
+    """`path` (from the repository's root) at a URL of `params`, with `session` put in its session state first."""
     at = AppTest.from_file(str(ROOT / path), default_timeout=60)
+    for key, value in (session or {}).items():
+        at.session_state[key] = value
     for key, value in params.items():
         at.query_params[key] = value
     at.run()

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 from streamlit.testing.v1 import AppTest
+from test_app import run as run_page
 
 from steplab.i18n import catalogue, t, zh_typography
 from steplab.teaching import lr_curve
@@ -31,13 +32,7 @@ COURSE = presets()["course_default"].values  # what the sidebar opens with
 
 def run(**params: str) -> AppTest:
     """The schedule page with the sidebar's advanced section open (its controls are drawn only then)."""
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.session_state[ADVANCED_OPEN] = True
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run_page(PAGE, session={ADVANCED_OPEN: True}, **params)
 
 
 def array(values) -> np.ndarray:
