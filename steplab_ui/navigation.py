@@ -39,6 +39,16 @@ def navigation(lang: str) -> dict[str, list[st.Page]]:
     return sections
 
 
+def _sections(lang: str) -> dict[str, list[st.Page]]:
+    """This session's pages in `lang`, built once per session and language (building them resolves 13 paths),
+    for `st.navigation` and the menu alike."""
+    built = st.session_state.get(_BUILT)
+    if not built or built[0] != lang:
+        built = (lang, navigation(lang))
+        st.session_state[_BUILT] = built
+    return built[1]
+
+
 def register(lang: str) -> st.Page:
     """`st.navigation` with the menu hidden (StepLab draws its own, see `menu`), returning the current page.
 
@@ -47,13 +57,7 @@ def register(lang: str) -> st.Page:
     without `app.py` and the next run (through `st.navigation`) drops what the user had typed. A page that
     runs alone (AppTest of one file) calls this too, so its menu links resolve.
     """
-    built = st.session_state.get(_BUILT)
-    if built and built[0] == lang:  # a session keeps its pages (building them resolves 13 paths on every rerun)
-        sections = built[1]
-    else:
-        sections = navigation(lang)
-        st.session_state[_BUILT] = (lang, sections)  # the menu reuses them too
-    return st.navigation(sections, position="hidden")
+    return st.navigation(_sections(lang), position="hidden")
 
 
 def menu(lang: str) -> None:
@@ -65,10 +69,8 @@ def menu(lang: str) -> None:
     (`<ul>` holding `<div>`s, `<li>` outside any list: axe's serious `list` / `listitem` violations), which
     a screen reader announces wrongly; these links are plain, valid links.
     """
-    built = st.session_state.get(_BUILT)
-    sections = built[1] if built and built[0] == lang else navigation(lang)
     with st.sidebar:
-        for section, pages in sections.items():
+        for section, pages in _sections(lang).items():
             st.caption(section)
             for page in pages:
                 st.page_link(page, label=page.title, icon=page.icon)
