@@ -18,6 +18,8 @@ connections, and a total-steps card that disagrees with the engine. The server's
 included) is sampled every 100 ms; the peak during each N is printed.
 
 Run: python benchmarks/load.py [--sessions 1,10,30,60] [--changes 8] [--think 0.5:1.5] [--replicas 1]
+Side by side with a baseline, one process each, in alternating rounds (medians and ratios printed):
+     python benchmarks/load.py --sessions 30,60 --baseline ../old-checkout [--baseline-asyncio] [--rounds 3]
 Targets (issue 8): 30 sessions with p95 ≤ 500 ms, zero errors, RSS ≤ 1.5 GB.
 """
 
@@ -71,13 +73,18 @@ def free_port() -> int:
 class Server:
     """`streamlit run app.py` (or another script) on 127.0.0.1, output in a temp file, stopped by its own pid."""
 
-    def __init__(self, script: str = "app.py") -> None:
+    def __init__(self, script: str = "app.py", root: Path = ROOT, asyncio_loop: bool = False) -> None:
+        """`root`: the checkout to serve (another one for a side-by-side run); `asyncio_loop`: run the server on
+        asyncio's own event loop even though uvloop is installed (Streamlit uses uvloop when it can import it)."""
         self.port = free_port()
         self.log = tempfile.NamedTemporaryFile(prefix="steplab-load-", suffix=".log", delete=False)
-        command = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
+        launcher = ["-m", "streamlit"] if not asyncio_loop else [
+            "-c", "import sys; sys.modules['uvloop'] = None; sys.argv[0] = 'streamlit'; "
+                  "from streamlit.web.cli import main; main()"]
+        command = [sys.executable, *launcher, "run", script, "--server.headless", "true",
                    "--server.port", str(self.port), "--server.address", "127.0.0.1",
                    "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
-        self.process = subprocess.Popen(command, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
+        self.process = subprocess.Popen(command, cwd=root, stdout=self.log, stderr=subprocess.STDOUT,
                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
         deadline = time.monotonic() + HEALTH_TIMEOUT
         while time.monotonic() < deadline:
@@ -336,6 +343,93 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[round(q) - 1]
 
 
+@dataclass
+class Row:
+    """One level's figures for one setup."""
+
+    sessions: int
+    stats: Stats
+    wall: float
+    cpu_per_run: float   # server CPU seconds per script run (load or change)
+    client: float        # share of one core this script used itself
+    peak_rss: int
+
+    @property
+    def p95(self) -> float:
+        return percentile([s * 1000 for s in self.stats.latencies], 95)
+
+    def line(self, label: str = "") -> str:
+        lat = [s * 1000 for s in self.stats.latencies]
+        errors = sum(self.stats.errors.values())
+        return (f"{label}{self.sessions:>4} {len(lat):>7} {percentile(lat, 50):>7.0f} {self.p95:>7.0f} "
+                f"{max(lat, default=float('nan')):>7.0f} "
+                f"{percentile([s * 1000 for s in self.stats.first_loads], 95):>9.0f} {errors:>7} "
+                f"{self.peak_rss / 2**20:>5.0f} MiB {self.cpu_per_run * 1000:>5.1f} ms {self.wall:>7.1f} "
+                f"{os.getloadavg()[0]:>7.1f} {self.client:>6.0%}")
+
+
+HEADER = (f"{'N':>4} {'reruns':>7} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'load p95':>9} {'errors':>7} "
+          f"{'peak RSS':>9} {'CPU/run':>8} {'wall s':>7} {'loadavg':>7} {'client':>7}")
+
+
+def measure(ports: list[int], sampler: RssSampler, sessions: int, changes: int, think: tuple[float, float],
+            timeout: float, seed: int) -> Row:
+    """One level: `sessions` students on these servers, with the servers' CPU and peak memory meanwhile."""
+    sampler.reset()
+    cpu_before = sampler.cpu_seconds()
+    client_before = time.process_time()
+    began = time.perf_counter()
+    stats = asyncio.run(level(ports, sessions, changes, think, timeout, seed))
+    wall = time.perf_counter() - began
+    runs = max(1, len(stats.latencies) + len(stats.first_loads))
+    row = Row(sessions, stats, wall, (sampler.cpu_seconds() - cpu_before) / runs,
+              (time.process_time() - client_before) / wall, sampler.peak)
+    time.sleep(2)  # closed sessions are cleaned up before the next level
+    return row
+
+
+def report_errors(row: Row) -> None:
+    if row.stats.errors:
+        print(f"      errors: {row.stats.errors}")
+        for line in row.stats.mismatches[:3]:
+            print(f"      e.g. {line}")
+
+
+def side_by_side(args: argparse.Namespace, levels: list[int], think: tuple[float, float]) -> None:
+    """This checkout and a baseline (another checkout, asyncio's loop, or both), one server each, measured in
+    alternating order round by round, so both meet the same machine; medians and ratios at the end."""
+    setups = {"this": Server(), "baseline": Server(root=Path(args.baseline or ROOT).resolve(),
+                                                   asyncio_loop=args.baseline_asyncio)}
+    samplers = {name: RssSampler([server.process.pid]) for name, server in setups.items()}
+    try:
+        for name, sampler in samplers.items():
+            sampler.start()
+            asyncio.run(level([setups[name].port], 1, 2, (0.1, 0.2), 120.0, args.seed))  # warm-up
+        print(f"this: {ROOT}; baseline: {Path(args.baseline or ROOT).resolve()}"
+              f"{' on asyncio' if args.baseline_asyncio else ''}; {os.cpu_count()} CPUs, "
+              f"load average {os.getloadavg()[0]:.1f} at start")
+        print(f"{'':>9}{'round':>6} " + HEADER)
+        for sessions in levels:
+            rows: dict[str, list[Row]] = {"this": [], "baseline": []}
+            for round_ in range(args.rounds):
+                order = ("this", "baseline") if round_ % 2 == 0 else ("baseline", "this")
+                for name in order:
+                    row = measure([setups[name].port], samplers[name], sessions, args.changes, think,
+                                  args.timeout, args.seed + round_)
+                    rows[name].append(row)
+                    print(row.line(f"{name:>9}{round_ + 1:>6} "))
+                    report_errors(row)
+            p95 = {name: statistics.median(row.p95 for row in got) for name, got in rows.items()}
+            cpu = {name: statistics.median(row.cpu_per_run for row in got) * 1000 for name, got in rows.items()}
+            print(f"  N = {sessions}, medians of {args.rounds} rounds: p95 {p95['this']:.0f} vs {p95['baseline']:.0f}"
+                  f" ms ({p95['this'] / p95['baseline']:.2f}x), CPU per run {cpu['this']:.1f} vs "
+                  f"{cpu['baseline']:.1f} ms ({cpu['this'] / cpu['baseline']:.2f}x)")
+    finally:
+        for name, server in setups.items():
+            samplers[name].stopped.set()
+            server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", default="1,10,30,60", help="comma-separated N values (default 1,10,30,60)")
@@ -345,9 +439,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--replicas", type=int, default=1,
                         help="server processes, each session sticky to one (default 1; see README, deployment)")
+    parser.add_argument("--baseline", metavar="DIR",
+                        help="side by side: also serve this other checkout (e.g. a git worktree of an older "
+                             "commit), one process each, in alternating rounds")
+    parser.add_argument("--baseline-asyncio", action="store_true",
+                        help="side by side: the baseline server runs on asyncio's loop instead of uvloop")
+    parser.add_argument("--rounds", type=int, default=3, help="side by side: rounds per N (default 3)")
     args = parser.parse_args()
     levels = [int(n) for n in args.sessions.split(",") if n.strip()]
     low, high = (float(x) for x in args.think.split(":"))
+    if args.baseline or args.baseline_asyncio:
+        side_by_side(args, levels, (low, high))
+        return
 
     servers: list[Server] = []
     sampler: RssSampler | None = None
@@ -361,27 +464,11 @@ def main() -> None:
         warm = asyncio.run(level(ports, len(ports), 2, (0.1, 0.2), 120.0, args.seed))  # imports, caches
         print(f"warm-up (not counted): first load {max(warm.first_loads) * 1000:.0f} ms, errors {warm.errors or 0}, "
               f"RSS {sampler.current() / 2**20:.0f} MiB")
-        print(f"{'N':>4} {'reruns':>7} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'load p95':>9} {'errors':>7} "
-              f"{'peak RSS':>9} {'CPU/run':>8} {'wall s':>7} {'loadavg':>7} {'client':>7}")
+        print(HEADER)
         for sessions in levels:
-            sampler.reset()
-            cpu_before = sampler.cpu_seconds()
-            client_before = time.process_time()
-            began = time.perf_counter()
-            stats = asyncio.run(level(ports, sessions, args.changes, (low, high), args.timeout, args.seed))
-            wall = time.perf_counter() - began
-            client = (time.process_time() - client_before) / wall  # cores this load generator took itself
-            cpu = (sampler.cpu_seconds() - cpu_before) / max(1, len(stats.latencies) + len(stats.first_loads))
-            lat = [s * 1000 for s in stats.latencies]
-            errors = sum(stats.errors.values())
-            print(f"{sessions:>4} {len(lat):>7} {percentile(lat, 50):>7.0f} {percentile(lat, 95):>7.0f} "
-                  f"{max(lat, default=float('nan')):>7.0f} {percentile([s * 1000 for s in stats.first_loads], 95):>9.0f} "
-                  f"{errors:>7} {sampler.peak / 2**20:>5.0f} MiB {cpu * 1000:>5.0f} ms {wall:>7.1f} {os.getloadavg()[0]:>7.1f} {client:>6.0%}")
-            if stats.errors:
-                print(f"      errors: {stats.errors}")
-                for line in stats.mismatches[:3]:
-                    print(f"      e.g. {line}")
-            time.sleep(2)  # closed sessions are cleaned up before the next level
+            row = measure(ports, sampler, sessions, args.changes, (low, high), args.timeout, args.seed)
+            print(row.line())
+            report_errors(row)
     finally:
         if sampler is not None:
             sampler.stopped.set()

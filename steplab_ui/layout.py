@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+from pathlib import Path
+
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -10,6 +13,12 @@ from steplab.i18n import t
 from steplab.teaching.warnings import Warning
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.setup import TrainingSetup
+
+# The browser tab's icon, a file of the app (a `:material/…:` icon is fetched from fonts.gstatic.com, and a class
+# may be offline), handed to Streamlit as a data URL read once: given a path, `st.set_page_config` reopened,
+# decoded and re-registered the image on every run (5 % of a calculator rerun's server CPU under load).
+FAVICON = "data:image/png;base64," + base64.b64encode(
+    (Path(__file__).with_name("assets") / "favicon.png").read_bytes()).decode("ascii")
 
 # One colour per concept, the same everywhere (Okabe–Ito).
 COLOURS = {

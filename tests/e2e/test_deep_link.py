@@ -6,6 +6,7 @@ YAML and the calculator."""
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterator
 
@@ -14,8 +15,9 @@ import yaml
 from playwright.sync_api import Browser, expect
 
 from steplab.i18n import fmt_int, t
+from steplab_ui import layout
 
-from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer, start_server
+from .conftest import CHROMIUM, ROOT, SKIP_REASON, StreamlitServer, start_server
 from .streamlit_page import (
     exact_input,
     expect_no_exception,
@@ -54,6 +56,11 @@ def test_cold_deep_link_shows_calculator_with_url_setup(browser: Browser, cold_s
         # Bound widgets drop values equal to their defaults from the URL; the non-defaults stay.
         expect(page).to_have_url(re.compile(r"/calculator\?(?=.*\bnum_samples=1000\b)(?=.*\blang=en\b)"))
         expect_no_exception(page)
+        # the tab: StepLab's title and its own icon (the asset's bytes as a data URL, nothing fetched)
+        expect(page).to_have_title(re.compile("StepLab"))
+        icon = page.locator("link[rel~='icon']").first
+        expect(icon).to_have_attribute("href", layout.FAVICON)
+        assert base64.b64decode(layout.FAVICON.split(",", 1)[1]) == (ROOT / "steplab_ui/assets/favicon.png").read_bytes()
     finally:
         context.close()
 
