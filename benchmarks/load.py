@@ -18,7 +18,7 @@ connections, and a total-steps card that disagrees with the engine. The server's
 included) is sampled every 100 ms; the peak during each N is printed.
 
 Run: python benchmarks/load.py [--sessions 1,10,30,60] [--changes 8] [--think 0.5:1.5] [--replicas 1]
-Side by side with a baseline, one process each, in alternating rounds (medians and ratios printed):
+Side by side with a baseline, --replicas servers each, in alternating rounds (medians and ratios printed):
      python benchmarks/load.py --sessions 30,60 --baseline ../old-checkout [--baseline-asyncio] [--rounds 3]
 Targets (issue 8): 30 sessions with p95 ≤ 500 ms, zero errors, RSS ≤ 1.5 GB.
 """
@@ -396,26 +396,28 @@ def report_errors(row: Row) -> None:
 
 
 def side_by_side(args: argparse.Namespace, levels: list[int], think: tuple[float, float]) -> None:
-    """This checkout and a baseline (another checkout, asyncio's loop, or both), one server each, measured in
-    alternating order round by round, so both meet the same machine; medians and ratios at the end."""
-    setups = {"this": Server(), "baseline": Server(root=Path(args.baseline or ROOT).resolve(),
-                                                   asyncio_loop=args.baseline_asyncio)}
-    samplers = {name: RssSampler([server.process.pid]) for name, server in setups.items()}
+    """This checkout and a baseline (another checkout, asyncio's loop, or both), `--replicas` servers each,
+    measured in alternating order round by round, so both meet the same machine; medians and ratios at the end."""
+    baseline_root = Path(args.baseline or ROOT).resolve()
+    replicas = max(1, args.replicas)
+    setups = {"this": [Server() for _ in range(replicas)],
+              "baseline": [Server(root=baseline_root, asyncio_loop=args.baseline_asyncio) for _ in range(replicas)]}
+    ports = {name: [server.port for server in servers] for name, servers in setups.items()}
+    samplers = {name: RssSampler([server.process.pid for server in servers]) for name, servers in setups.items()}
     try:
         for name, sampler in samplers.items():
             sampler.start()
-            asyncio.run(level([setups[name].port], 1, 2, (0.1, 0.2), 120.0, args.seed))  # warm-up
-        print(f"this: {ROOT}; baseline: {Path(args.baseline or ROOT).resolve()}"
-              f"{' on asyncio' if args.baseline_asyncio else ''}; {os.cpu_count()} CPUs, "
-              f"load average {os.getloadavg()[0]:.1f} at start")
+            asyncio.run(level(ports[name], replicas, 2, (0.1, 0.2), 120.0, args.seed))  # warm-up
+        print(f"this: {ROOT}; baseline: {baseline_root}{' on asyncio' if args.baseline_asyncio else ''}; "
+              f"{replicas} server(s) each; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
         print(f"{'':>9}{'round':>6} " + HEADER)
         for sessions in levels:
             rows: dict[str, list[Row]] = {"this": [], "baseline": []}
             for round_ in range(args.rounds):
                 order = ("this", "baseline") if round_ % 2 == 0 else ("baseline", "this")
                 for name in order:
-                    row = measure([setups[name].port], samplers[name], sessions, args.changes, think,
-                                  args.timeout, args.seed + round_)
+                    row = measure(ports[name], samplers[name], sessions, args.changes, think, args.timeout,
+                                  args.seed + round_)
                     rows[name].append(row)
                     print(row.line(f"{name:>9}{round_ + 1:>6} "))
                     report_errors(row)
@@ -425,9 +427,10 @@ def side_by_side(args: argparse.Namespace, levels: list[int], think: tuple[float
                   f" ms ({p95['this'] / p95['baseline']:.2f}x), CPU per run {cpu['this']:.1f} vs "
                   f"{cpu['baseline']:.1f} ms ({cpu['this'] / cpu['baseline']:.2f}x)")
     finally:
-        for name, server in setups.items():
+        for name, servers in setups.items():
             samplers[name].stopped.set()
-            server.stop()
+            for server in servers:
+                server.stop()
 
 
 def main() -> None:
@@ -441,7 +444,7 @@ def main() -> None:
                         help="server processes, each session sticky to one (default 1; see README, deployment)")
     parser.add_argument("--baseline", metavar="DIR",
                         help="side by side: also serve this other checkout (e.g. a git worktree of an older "
-                             "commit), one process each, in alternating rounds")
+                             "commit), --replicas servers each, in alternating rounds")
     parser.add_argument("--baseline-asyncio", action="store_true",
                         help="side by side: the baseline server runs on asyncio's loop instead of uvloop")
     parser.add_argument("--rounds", type=int, default=3, help="side by side: rounds per N (default 3)")
