@@ -12,13 +12,14 @@ COPY steplab ./steplab
 COPY steplab_ui ./steplab_ui
 RUN pip install --no-cache-dir --extra-index-url "$TORCH_INDEX" -c constraints.txt torch==2.13.0 \
     && pip install --no-cache-dir -c constraints.txt .
-COPY app.py ./
+COPY app.py serve.py ./
 COPY app_pages ./app_pages
 COPY lessons ./lessons
 COPY .streamlit ./.streamlit
 RUN useradd --create-home steplab
 USER steplab
 EXPOSE 8501
+# serve.py imports torch and the views before it answers: a few seconds after start (the start period covers it)
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD curl --fail http://localhost:8501/_stcore/health || exit 1
-ENTRYPOINT ["streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0"]
+ENTRYPOINT ["streamlit", "run", "serve.py", "--server.port=8501", "--server.address=0.0.0.0"]

@@ -12,4 +12,4 @@ try:
     page.run()
 finally:
     st.session_state.pop(state.SHELL_SETUP, None)
-    heap.freeze_after_first_run()
+    heap.freeze_once()

@@ -1,6 +1,6 @@
 """Page loads and slider changes in headless Chromium, every page against an empty Streamlit page (the floor).
 
-The script starts `streamlit run app.py` and `streamlit run benchmarks/empty_page.py` (one line of text: what any
+The script starts `streamlit run serve.py` (the app as deployed) and `streamlit run benchmarks/empty_page.py` (one line of text: what any
 Streamlit page costs a new session: the frontend's start, the websocket, one script run), warms both, then for
 each page of `steplab_ui.navigation.PAGES` opens it `--repeat` times, each in a new browser context (a new
 visitor, nothing cached), and times from `goto` to the page idle with its title drawn (Streamlit's own
@@ -81,8 +81,11 @@ RUN_ENDED = """([start, quiet]) => {
     return after.length && performance.now() - last >= quiet ? last - start : null;
 }"""
 TIMEOUT_MS = 60_000
-# The first load on a fresh server: the floor, a page without torch, and /labs (which imports torch)
-COLD = (("benchmarks/empty_page.py", ""), ("app.py", "calculator?lang=en"), ("app.py", "labs?lang=en"))
+# The first load on a fresh server: the floor, a page without torch, and /labs (which imports torch), served as
+# deployed (serve.py imports the heavy libraries at start-up, before the server answers) and by app.py alone
+# (every import on first use)
+COLD = (("benchmarks/empty_page.py", ""), ("serve.py", "calculator?lang=en"), ("serve.py", "labs?lang=en"),
+        ("app.py", "calculator?lang=en"), ("app.py", "labs?lang=en"))
 
 
 def slider_change(page: Page, key: str = "ArrowRight") -> float:
@@ -138,8 +141,8 @@ def main() -> None:
                 context.close()
                 print(f"{path:<12} {load * 1000:>8.0f} {load / floor:>8.1f} {statistics.median(changes) * 1000:>10.0f}")
             browser.close()
-            print("cold: the first page a fresh server draws (its imports not done yet), in turn, each in a new "
-                  "browser")
+            print("cold: the first page a fresh server draws once it answers its health check, in turn, each in a "
+                  "new browser")
             for round_ in range(args.cold_repeat):
                 cells = []
                 for script, path in COLD:
@@ -150,7 +153,8 @@ def main() -> None:
                         browser.close()
                     finally:
                         cold.stop()
-                    cells.append(f"{path or '(empty)'} {seconds * 1000:,.0f} ms")
+                    where = "" if script.startswith("benchmarks/") else f" ({script})"
+                    cells.append(f"{path or '(empty)'}{where} {seconds * 1000:,.0f} ms")
                 print(f"  round {round_ + 1}: " + ", ".join(cells))
     finally:
         app.stop()

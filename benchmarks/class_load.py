@@ -2,7 +2,7 @@
 sharing one class database, every tab speaking Streamlit's own websocket protocol (as `load.py` does).
 
 What happens, as in a room:
-1. R replicas of `streamlit run app.py` start with one `STEPLAB_DATABASE_URL` (by default a fresh SQLite file that
+1. R replicas of `streamlit run serve.py` start with one `STEPLAB_DATABASE_URL` (by default a fresh SQLite file that
    they share; `--database-url postgresql+psycopg://...` for PostgreSQL).
 2. The projector tab (replica 0) clicks "Open a class", reads the join code, clicks "Ask the class" (the course
    setup's total steps) and from then on refreshes its live fragment every 2 s, as the browser does for

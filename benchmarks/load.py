@@ -1,6 +1,6 @@
 """A class at once: N concurrent sessions on /calculator, each moving the shared controls like a student.
 
-The script starts `streamlit run app.py` on a free loopback port, then for each N (default 1, 10, 30, 60)
+The script starts `streamlit run serve.py` (the app as deployed) on a free loopback port, then for each N (default 1, 10, 30, 60)
 opens N sessions at the same moment over Streamlit's own websocket protocol (`/_stcore/stream`, protobuf
 `BackMsg` / `ForwardMsg` from `streamlit.proto`) — the same messages the browser sends. Each session loads
 the calculator, then makes `--changes` changes with a short think time in between: the
@@ -71,11 +71,13 @@ def free_port() -> int:
 
 
 class Server:
-    """`streamlit run app.py` (or another script) on 127.0.0.1, output in a temp file, stopped by its own pid."""
+    """`streamlit run serve.py` (or another script) on 127.0.0.1, output in a temp file, stopped by its own pid."""
 
-    def __init__(self, script: str = "app.py", root: Path = ROOT, asyncio_loop: bool = False) -> None:
-        """`root`: the checkout to serve (another one for a side-by-side run); `asyncio_loop`: run the server on
-        asyncio's own event loop even though uvloop is installed (Streamlit uses uvloop when it can import it)."""
+    def __init__(self, script: str | None = None, root: Path = ROOT, asyncio_loop: bool = False) -> None:
+        """`script`: by default `serve.py`, or `app.py` in a checkout older than it; `root`: the checkout to serve
+        (another one for a side-by-side run); `asyncio_loop`: run the server on asyncio's own event loop even
+        though uvloop is installed (Streamlit uses uvloop when it can import it)."""
+        script = script or ("serve.py" if (root / "serve.py").is_file() else "app.py")
         self.port = free_port()
         self.log = tempfile.NamedTemporaryFile(prefix="steplab-load-", suffix=".log", delete=False)
         launcher = ["-m", "streamlit"] if not asyncio_loop else [
@@ -462,7 +464,7 @@ def main() -> None:
         ports = [server.port for server in servers]
         sampler = RssSampler([server.process.pid for server in servers])
         sampler.start()
-        print(f"{len(servers)} server(s): streamlit run app.py on 127.0.0.1 ports {ports}; "
+        print(f"{len(servers)} server(s): streamlit run serve.py on 127.0.0.1 ports {ports}; "
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
         warm = asyncio.run(level(ports, len(ports), 2, (0.1, 0.2), 120.0, args.seed))  # imports, caches
         print(f"warm-up (not counted): first load {max(warm.first_loads) * 1000:.0f} ms, errors {warm.errors or 0}, "

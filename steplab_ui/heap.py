@@ -1,5 +1,6 @@
-"""Once per server process: the objects alive after the first run (Streamlit, plotly, numpy and StepLab as
-imported) are set aside from the garbage collector, so its full collections stop walking them again and again.
+"""Once per server process: the objects alive after start-up (`warmup`, under `serve.py`) or after the first run
+(Streamlit, plotly, numpy and StepLab as imported) are set aside from the garbage collector, so its full
+collections stop walking them again and again.
 
 `runner.postScriptGC = false` (.streamlit/config.toml) stopped a full collection after every run; Python's
 own collector still runs, and under `benchmarks/load.py` (60 sessions, 540 runs) its collections took about
@@ -13,12 +14,12 @@ import gc
 _done = False
 
 
-def freeze_after_first_run() -> bool:
+def freeze_once() -> bool:
     """`gc.freeze()` the first time it is called in this process; True when it froze."""
     global _done
     if _done:
         return False
     _done = True
-    gc.collect()  # the first run's garbage goes first, so none of it is frozen
+    gc.collect()  # garbage goes first, so none of it is frozen
     gc.freeze()
     return True

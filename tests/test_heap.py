@@ -18,7 +18,7 @@ app.run()
 assert not app.exception, app.exception
 first = gc.get_freeze_count()
 app.run()
-print(first, gc.get_freeze_count(), heap.freeze_after_first_run())
+print(first, gc.get_freeze_count(), heap.freeze_once())
 """
 
 

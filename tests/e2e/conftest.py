@@ -1,4 +1,4 @@
-"""Real-browser fixtures: a `streamlit run app.py` server per scope and Debian's Chromium via pytest-playwright.
+"""Real-browser fixtures: a `streamlit run serve.py` server per scope (what the README and the Dockerfile run) and Debian's Chromium via pytest-playwright.
 
 Never downloads a browser: pytest-playwright's `browser` fixture is pointed at `shutil.which("chromium")`.
 The tests themselves skip (with a reason) when Chromium is not installed.
@@ -54,10 +54,11 @@ def free_port() -> int:
 
 
 class StreamlitServer:
-    """`streamlit run app.py` from the repo root on a free loopback port, output kept in a temp file."""
+    """`streamlit run serve.py` (or `script`) from the repo root on a free loopback port, output in a temp file."""
 
-    def __init__(self, env: dict[str, str] | None = None) -> None:
+    def __init__(self, env: dict[str, str] | None = None, script: str = "serve.py") -> None:
         self.env = env or {}  # more settings, e.g. {"STREAMLIT_SERVER_COOKIE_SECRET": "..."}
+        self.script = script
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._log = tempfile.NamedTemporaryFile(prefix="steplab-e2e-", suffix=".log", delete=False)
@@ -65,7 +66,7 @@ class StreamlitServer:
 
     def start(self) -> StreamlitServer:
         command = [
-            sys.executable, "-m", "streamlit", "run", "app.py",
+            sys.executable, "-m", "streamlit", "run", self.script,
             "--server.headless", "true",
             "--server.port", str(self.port),
             "--server.address", "127.0.0.1",

@@ -1,0 +1,40 @@
+"""`streamlit run serve.py` (README, Dockerfile) imports torch and the views while the server starts, before it
+answers; `streamlit run app.py` alone imports them on first use. Read in the server's own memory map: the moment
+it is healthy, before any visitor, libtorch is loaded under serve.py and not under app.py."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, StreamlitServer
+
+
+def _maps(server: StreamlitServer) -> str:
+    assert server._process is not None
+    return Path(f"/proc/{server._process.pid}/maps").read_text()
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads the server's /proc/<pid>/maps (Linux)")
+@pytest.mark.parametrize(("script", "loaded"), [("serve.py", True), ("app.py", False)])
+def test_torch_is_loaded_before_the_first_visitor_only_under_serve_py(script: str, loaded: bool) -> None:
+    server = StreamlitServer(script=script).start()
+    try:
+        assert ("libtorch_cpu" in _maps(server)) is loaded
+    finally:
+        server.stop()
+
+
+def test_the_warmup_imports_every_view_and_lab_module_and_torch() -> None:
+    probe = ("import sys; from steplab_ui import warmup; names = warmup.import_everything(); "
+             "print('torch' in sys.modules, len(names), *names)")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    torch_loaded, count, *names = done.stdout.split()
+    assert torch_loaded == "True" and int(count) == len(names)
+    expected = {f"steplab_ui.{path.stem}" for path in (ROOT / "steplab_ui").glob("*.py") if path.stem != "__init__"}
+    expected |= {f"steplab.labs.{path.stem}" for path in (ROOT / "steplab/labs").glob("*.py") if path.stem != "__init__"}
+    assert set(names) == expected
