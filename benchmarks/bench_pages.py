@@ -1,11 +1,11 @@
 """Page loads and slider changes in headless Chromium, every page against an empty Streamlit page (the floor).
 
-The script starts `streamlit run serve.py` (the app as deployed) and `streamlit run benchmarks/empty_page.py` (one line of text: what any
-Streamlit page costs a new session: the frontend's start, the websocket, one script run), warms both, then for
-each page of `steplab_ui.navigation.PAGES` opens it `--repeat` times, each in a new browser context (a new
-visitor, nothing cached), and times from `goto` to the page idle with its title drawn (Streamlit's own
-`data-test-script-state='notRunning'`, no fixed settle time). Then, on each page, a slider change: the sidebar's
-accumulation slider moved one stop with the keyboard, timed from the key press to the run's end (on the
+The script starts `streamlit run serve.py` (the app as deployed) and `streamlit run benchmarks/empty_page.py` (one
+line of text: what any Streamlit page costs a new session: the frontend's start, the websocket, one script run),
+warms both, then for each page of `steplab_ui.navigation.PAGES` opens it `--repeat` times, each in a new browser
+context (a new visitor, nothing cached), and times from `goto` to the page idle with its title drawn (Streamlit's
+own `data-test-script-state='notRunning'`, no fixed settle time). Then, on each page, a slider change: the
+sidebar's accumulation slider moved one stop with the keyboard, timed from the key press to the run's end (on the
 calculator also to the new total on its card).
 
 Then the first visitor's wait (cold): a fresh server's first load of the empty page, of /calculator and of /labs

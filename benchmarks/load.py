@@ -1,8 +1,8 @@
 """A class at once: N concurrent sessions on /calculator, each moving the shared controls like a student.
 
-The script starts `streamlit run serve.py` (the app as deployed) on a free loopback port, then for each N (default 1, 10, 30, 60)
-opens N sessions at the same moment over Streamlit's own websocket protocol (`/_stcore/stream`, protobuf
-`BackMsg` / `ForwardMsg` from `streamlit.proto`) — the same messages the browser sends. Each session loads
+The script starts `streamlit run serve.py` (the app as deployed) on a free loopback port, then for each N (default
+1, 10, 30, 60) opens N sessions at the same moment over Streamlit's own websocket protocol (`/_stcore/stream`,
+protobuf `BackMsg` / `ForwardMsg` from `streamlit.proto`) — the same messages the browser sends. Each session loads
 the calculator, then makes `--changes` changes with a short think time in between: the
 `gradient_accumulation_steps` exact input, the `num_samples` exact input, and the `num_samples` slider.
 

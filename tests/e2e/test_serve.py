@@ -4,13 +4,11 @@ it is healthy, before any visitor, libtorch is loaded under serve.py and not und
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, StreamlitServer
+from .conftest import StreamlitServer
 
 
 def _maps(server: StreamlitServer) -> str:
@@ -26,15 +24,3 @@ def test_torch_is_loaded_before_the_first_visitor_only_under_serve_py(script: st
         assert ("libtorch_cpu" in _maps(server)) is loaded
     finally:
         server.stop()
-
-
-def test_the_warmup_imports_every_view_and_lab_module_and_torch() -> None:
-    probe = ("import sys; from steplab_ui import warmup; names = warmup.import_everything(); "
-             "print('torch' in sys.modules, len(names), *names)")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    torch_loaded, count, *names = done.stdout.split()
-    assert torch_loaded == "True" and int(count) == len(names)
-    expected = {f"steplab_ui.{path.stem}" for path in (ROOT / "steplab_ui").glob("*.py") if path.stem != "__init__"}
-    expected |= {f"steplab.labs.{path.stem}" for path in (ROOT / "steplab/labs").glob("*.py") if path.stem != "__init__"}
-    assert set(names) == expected

@@ -1,0 +1,22 @@
+"""The start-up hook `serve.py` runs (steplab_ui/warmup.py) imports every view and lab module, and torch with them;
+tests/e2e/test_serve.py checks the served process itself."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_warmup_imports_every_view_and_lab_module_and_torch() -> None:
+    probe = ("import sys; from steplab_ui import warmup; names = warmup.import_everything(); "
+             "print('torch' in sys.modules, len(names), *names)")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    torch_loaded, count, *names = done.stdout.split()
+    assert torch_loaded == "True" and int(count) == len(names)
+    expected = {f"steplab_ui.{path.stem}" for path in (ROOT / "steplab_ui").glob("*.py") if path.stem != "__init__"}
+    expected |= {f"steplab.labs.{path.stem}" for path in (ROOT / "steplab/labs").glob("*.py") if path.stem != "__init__"}
+    assert set(names) == expected
