@@ -18,7 +18,7 @@ import streamlit as st
 from steplab.i18n import fmt_float, fmt_int, t
 from steplab.teaching.measurements import measurements
 from steplab.teaching.run_log import RunLog, measured_seconds_per_step
-from steplab_ui import animation_view, state
+from steplab_ui import animation_view, layout, state
 from steplab_ui import playground_view as view
 from steplab_ui.page import page
 
@@ -151,7 +151,7 @@ def console(plan, lang: str, playing: bool, seconds: float, name: str, measured:
                  batch=figure["per_device_train_batch_size"], accumulation=figure["gradient_accumulation_steps"],
                  per_step=fmt_float(measured, 2)))
     done = int(float(st.session_state.get(POSITION, 0.0)))
-    st.code(RunLog(plan, seconds).screen(done, tail=TAIL), language="text", wrap_lines=True)
+    layout.console_text(RunLog(plan, seconds).screen(done, tail=TAIL))
     st.caption(t(lang, "playground.illustrative", release=plan.profile.matched))
 
 

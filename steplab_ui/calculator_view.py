@@ -56,4 +56,4 @@ def timeline(plan: Plan, lang: str, key: str, presenter: bool = False) -> None:
 
 def log_block(plan: Plan, lang: str) -> None:
     st.caption(t(lang, "calc.log_hint", trainer=plan.profile.matched))
-    st.code(running_training_block(plan, lang), language="text")
+    layout.console_text(running_training_block(plan, lang))

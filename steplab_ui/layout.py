@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 from pathlib import Path
 
 import streamlit as st
@@ -41,6 +42,10 @@ COLOURS = {
 # - coloured or grey words a figure draws itself use FIGURE_TEXT: its light variant reads at 4.5:1 on white,
 #   and a dark system setting turns it into its dark variant (no one colour reads on both grounds). The
 #   browser decides: it always knows the theme it shows, the server may not (st.context.theme on a first run).
+# A console's text (`console_text`: a log block, the playground's console) is a <pre> in the code font on a
+# grey ground that reads on both themes, wrapped (no sideways scroll region) with each line's continuation 4
+# columns in; it is not an st.code block, whose syntax highlighter costs a new visitor's browser about 0.25 s to
+# load for text it would not colour.
 # And two layout rules: result cards (containers keyed `CARDS_KEY…`) share a wrapping row evenly, at least 13rem
 # each: three a row on a wide page, one a row on a phone; the page's first row (`FIRST_ROW_KEY`: the heading, then
 # the presenter switch) keeps the heading at least 18rem wide, so on a phone the switch wraps below the title; a
@@ -49,6 +54,7 @@ COLOURS = {
 CARDS_KEY = "steplab_cards"
 LABELLED_ROW_KEY = "steplab_labelled_row"
 FIRST_ROW_KEY = "presenter_bar"
+CONSOLE_CLASS = "steplab-console"
 CHART_GREY = "#808495"
 CHART_INK = "#555966"
 # Words drawn inside figures, by concept: (on the light ground, on the dark ground), each >= 4.5:1 on its own.
@@ -76,6 +82,10 @@ def _readability_css() -> str:
 FIGURE_TEXT_DARK
 }
 .stPlotlyChart text[style*='CHART_GREY_FILL'] { fill: CHART_INK !important; }
+.CONSOLE_CLASS { font-family: "Source Code Pro", monospace; font-size: 0.875rem; line-height: 1.6; margin: 0;
+  padding: 1rem; border-radius: 0.5rem; background: rgba(128, 128, 128, 0.12); white-space: pre-wrap;
+  overflow-wrap: anywhere; }
+.CONSOLE_CLASS > span { display: block; min-height: 1.6em; padding-left: 4ch; text-indent: -4ch; }
 [class*='st-key-CARDS_KEY'] > .stElementContainer { flex: 1 1 13rem; }
 .st-key-FIRST_ROW_KEY > :first-child { flex: 1 1 18rem !important; min-width: 0; }
 [class*='st-key-LABELLED_ROW_KEY'] > :first-child { flex: 0 1 48% !important; min-width: 0; }
@@ -84,7 +94,7 @@ FIGURE_TEXT_DARK
 </style>"""
     dark_text = "\n".join(f"  .stPlotlyChart text[style*='{svg_fill(light)}'] {{ fill: {dark} !important; }}"
                           for light, dark in FIGURE_TEXT.values())
-    for name, value in (("CARDS_KEY", CARDS_KEY), ("FIRST_ROW_KEY", FIRST_ROW_KEY),
+    for name, value in (("CONSOLE_CLASS", CONSOLE_CLASS), ("CARDS_KEY", CARDS_KEY), ("FIRST_ROW_KEY", FIRST_ROW_KEY),
                         ("LABELLED_ROW_KEY", LABELLED_ROW_KEY), ("FIGURE_TEXT_DARK", dark_text),
                         ("CHART_GREY_FILL", svg_fill(CHART_GREY)), ("CHART_INK", CHART_INK)):
         css = css.replace(name, value)
@@ -97,6 +107,13 @@ READABILITY_CSS = _readability_css()
 def readability_fixes() -> None:
     """Style-only HTML: Streamlit adds it to the page without taking space."""
     st.html(READABILITY_CSS)
+
+
+def console_text(text: str) -> None:
+    """Plain text as a console prints it (monospaced, every line kept, wrapped at the column's edge), escaped;
+    each line a block of its own, for the hanging indent."""
+    lines = "".join(f"<span>{html.escape(line)}</span>" for line in text.split("\n"))
+    st.html(f"<pre class='{CONSOLE_CLASS}'>{lines}</pre>")
 
 
 def header(lang: str, page: str, heading: DeltaGenerator | None = None, intro: bool = True) -> None:

@@ -125,7 +125,7 @@ MAIN [data-testid='stSliderThumbValue'], MAIN [data-testid='stSliderTickBar'] di
   {font-size: TEXT_PXpx !important; line-height: 1.4 !important;}
 MAIN [data-testid='stCaptionContainer'], MAIN [data-testid='stCaptionContainer'] p {color: inherit !important; opacity: 0.92 !important;}
 MAIN [data-testid='stMarkdownContainer'] code, MAIN [data-testid='stCode'] code {font-size: 0.95em !important;}
-MAIN [data-testid='stCode'] code {font-size: 1.35rem !important;}
+MAIN [data-testid='stCode'] code, MAIN .CONSOLE {font-size: 1.35rem !important;}
 MAIN [data-testid='stMetricLabel'] p {font-weight: 700 !important;}
 /* key numbers: NUMBER_PX */
 MAIN [data-testid='stMetric'] [data-testid='stMetricValue'], MAIN [data-testid='stMetric'] [data-testid='stMetricValue'] *
@@ -143,5 +143,5 @@ MAIN [data-testid='stSlider'] [role='group'] > div > div:first-child {height: 0.
 MAIN [data-testid='stSlider'] [role='group'] > div > div:has(input[type='range'])
   {width: 1.9rem !important; height: 1.9rem !important; box-shadow: 0 0 0 3px rgba(128, 128, 128, 0.35) !important;}
 </style>"""
-for _name, _value in (("MAIN", _MAIN), ("NUMBER_PX", str(NUMBER_PX)), ("TEXT_PX", str(TEXT_PX))):
+for _name, _value in (("MAIN", _MAIN), ("CONSOLE", layout.CONSOLE_CLASS), ("NUMBER_PX", str(NUMBER_PX)), ("TEXT_PX", str(TEXT_PX))):
     CSS = CSS.replace(_name, _value)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,15 @@ def run(path: str, session: dict[str, object] | None = None, **params: str) -> A
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def consoles(at: AppTest) -> list[str]:
+    """The text of each console block on the page (`steplab_ui.layout.console_text`), as the browser shows it."""
+    from steplab_ui.layout import CONSOLE_CLASS
+
+    pattern = re.compile(rf"<pre class='{CONSOLE_CLASS}'>(.*)</pre>", re.DOTALL)
+    return ["\n".join(html.unescape(line) for line in re.findall("<span>(.*?)</span>", found.group(1)))
+            for element in at.get("html") if (found := pattern.fullmatch(element.proto.body))]
 
 
 def first_button(at: AppTest):
@@ -75,6 +86,29 @@ def test_every_page_alone(path, lang):
         assert at.title[0].value == catalogue(lang)[f"page.{key}.title"]
     menu = [link.proto.label for link in at.get("page_link")]
     assert [catalogue(lang)[f"page.{url}.title"] for _, _, url, _ in PAGES] == menu[: len(PAGES)]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_calculator_log_block_is_what_the_trainer_prints(lang):
+    from steplab.io.logblock import running_training_block
+
+    at = run("app_pages/calculator.py", lang=lang, num_samples="1090", gradient_accumulation_steps="8")
+    setup = setup_from_mapping({**presets()["course_default"].values, "num_samples": 1090,
+                                "gradient_accumulation_steps": 8})[0]
+    assert consoles(at) == [running_training_block(make_plan(setup), lang)]
+    assert not at.code  # plain text: no syntax highlighter for the browser to load
+
+
+def test_console_text_is_escaped():
+    def page() -> None:
+        from steplab_ui import layout
+
+        layout.console_text("<script>alert(1)</script>\n  a & b")
+
+    at = AppTest.from_function(page)
+    at.run()
+    assert "<script>" not in at.get("html")[0].proto.body
+    assert consoles(at) == ["<script>alert(1)</script>\n  a & b"]
 
 
 def test_calculator_course_default_and_slider():

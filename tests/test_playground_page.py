@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from test_app import run
+from test_app import consoles, run
 
 from steplab.i18n import catalogue, fmt_int, fmt_lr
 from steplab.teaching.measurements import measurements
@@ -36,7 +36,7 @@ def test_renders_in_both_languages(lang):
     assert not at.warning
     plan = course_plan()
     assert f"{fmt_int(plan.micro_batches_per_epoch)}" in " ".join(m.value for m in at.markdown)
-    assert len(at.code) == 1 and at.code[0].value.startswith("***** Running training *****")
+    assert len(consoles(at)) == 1 and consoles(at)[0].startswith("***** Running training *****")
     assert len([p for p in at.get("plotly_chart")]) == 3
 
 
@@ -89,11 +89,11 @@ def test_step_forward_prints_the_engines_lines():
         at.button(key="pg_forward").click().run()
     assert not at.exception
     expected = RunLog(plan, round(seconds, 3)).screen(5, tail=30)
-    assert at.code[0].value == expected
+    assert consoles(at)[0] == expected
     assert "{'loss'" in expected.splitlines()[-2]  # logging_steps 5: the line at update 5, then the bar
     assert facts(at).startswith("**Update 5**")  # step k followed the console
     at.button(key="pg_reset").click().run()
-    assert at.code[0].value == RunLog(plan, round(seconds, 3)).screen(0, tail=30)
+    assert consoles(at)[0] == RunLog(plan, round(seconds, 3)).screen(0, tail=30)
 
 
 def test_play_runs_the_console_and_pause_moves_step_k():
@@ -102,10 +102,10 @@ def test_play_runs_the_console_and_pause_moves_step_k():
     at.number_input(key="pg_seconds").set_value(0.001).run()
     at.button(key="pg_play").click().run()
     at.run()  # a tick: far more than one update has passed at 0.001 s per update
-    bar = at.code[0].value.splitlines()[-1]
+    bar = consoles(at)[0].splitlines()[-1]
     done = int(re.search(r"\| (\d+)/150 ", bar).group(1))
     assert done >= 1
-    assert at.code[0].value == RunLog(plan, 0.001).screen(done, tail=30)
+    assert consoles(at)[0] == RunLog(plan, 0.001).screen(done, tail=30)
     # still playing or just ended: step k is the run's position on every view, not only after Pause
     assert at.number_input(key=STEP_INPUT).value == max(done, 1) == at.slider(key="pg_step_slider").value
     assert facts(at).startswith(f"**Update {max(done, 1)}**")
@@ -116,7 +116,7 @@ def test_play_runs_the_console_and_pause_moves_step_k():
 
 def test_lightning_has_no_trainer_console_but_a_sentence():
     at = run(PAGE, lang="en", trainer="lightning-2")
-    assert not at.code
+    assert not consoles(at)
     assert any("lightning" in i.value for i in at.info)
 
 
@@ -137,40 +137,40 @@ def test_the_home_page_links_here_first():
 def test_a_run_without_updates_says_so():
     at = run(PAGE, lang="en", trainer="hf-4.51", num_samples="10", per_device_train_batch_size="4")
     assert catalogue("en")["playground.no_steps"] in [i.value for i in at.info]
-    assert not at.code
+    assert not consoles(at)
 
 
 def test_a_metric_driven_schedule_has_no_curve_but_the_rest():
     at = run(PAGE, lang="en", lr_scheduler_type="reduce_lr_on_plateau", eval_strategy="steps", eval_steps="50")
     assert any("reduce_lr_on_plateau" in i.value for i in at.info)
-    assert len(at.get("plotly_chart")) == 2 and len(at.code) == 1
+    assert len(at.get("plotly_chart")) == 2 and len(consoles(at)) == 1
 
 
 def test_a_million_updates_open_at_the_last_one():
     at = run(PAGE, lang="en", max_steps="1000000", logging_steps="1", step="1000000")
     assert facts(at).startswith("**Update 1,000,000**")
-    assert "1000000/1000000 [" in at.code[0].value.splitlines()[-1]  # the console opens there too
+    assert "1000000/1000000 [" in consoles(at)[0].splitlines()[-1]  # the console opens there too
     at.button(key="pg_forward").click().run()  # nothing after the last update
     assert facts(at).startswith("**Update 1,000,000**")
     at.button(key="pg_reset").click().run()
     at.button(key="pg_forward").click().run()
-    assert "1/1000000 [" in at.code[0].value.splitlines()[-1]
+    assert "1/1000000 [" in consoles(at)[0].splitlines()[-1]
 
 
 def test_the_console_follows_step_k():
     at = run(PAGE, lang="en", step="40")
     plan = course_plan()
     seconds = round(measured_seconds_per_step(4, 8, measurements())[1], 3)
-    assert at.code[0].value == RunLog(plan, seconds).screen(40, tail=30)  # a deep link: the lines up to 40
+    assert consoles(at)[0] == RunLog(plan, seconds).screen(40, tail=30)  # a deep link: the lines up to 40
     at.number_input(key=STEP_INPUT).set_value(60).run()
-    assert at.code[0].value == RunLog(plan, seconds).screen(60, tail=30)  # a scrub: the console goes there
-    assert "checkpoint-50" in at.code[0].value
+    assert consoles(at)[0] == RunLog(plan, seconds).screen(60, tail=30)  # a scrub: the console goes there
+    assert "checkpoint-50" in consoles(at)[0]
     at.button(key="pg_forward").click().run()  # one update on from k, not from the start
     assert facts(at).startswith("**Update 61**")
-    assert at.code[0].value == RunLog(plan, seconds).screen(61, tail=30)
+    assert consoles(at)[0] == RunLog(plan, seconds).screen(61, tail=30)
     at.button(key="pg_reset").click().run()
     assert facts(at).startswith("**Update 1**") and at.query_params["step"] == "1"
-    assert at.code[0].value == RunLog(plan, seconds).screen(0, tail=30)
+    assert consoles(at)[0] == RunLog(plan, seconds).screen(0, tail=30)
 
 
 def test_play_at_the_end_runs_again_from_the_start():

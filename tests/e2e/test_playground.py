@@ -13,6 +13,7 @@ from steplab.i18n import fmt_lr, t
 from steplab.teaching.presets import presets
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
+from steplab_ui.layout import CONSOLE_CLASS
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import (
@@ -75,7 +76,7 @@ def view_boxes(page: Page) -> dict[str, dict[str, float]]:
     boxes = {"arithmetic": rows.last.bounding_box(), "first_row": rows.first.bounding_box()}
     for name, key in (("bucket", "pg_bucket"), ("curve", "pg_schedule"), ("strip", "pg_timeline")):
         boxes[name] = page.locator(f".st-key-{key}").bounding_box()
-    boxes["console"] = main.get_by_test_id("stCode").bounding_box()
+    boxes["console"] = main.locator(f"pre.{CONSOLE_CLASS}").bounding_box()
     return boxes
 
 
@@ -100,7 +101,7 @@ def expect_stacked(page: Page) -> None:
 
 SNAPSHOT = """() => {
     const main = document.querySelector("[data-testid='stMain']");
-    const bar = main.querySelector("[data-testid='stCode']").innerText.trim().split("\\n").pop();
+    const bar = main.querySelector("pre.CONSOLE_CLASS").innerText.trim().split("\\n").pop();
     const done = (bar.match(/\\| (\\d+)\\/\\d+ /) || [])[1];
     const exact = main.querySelector(".st-key-pg_step_exact input").value;
     const step = [...main.querySelectorAll(".st-key-pg_bucket text")].map(t => t.textContent)
@@ -109,7 +110,7 @@ SNAPSHOT = """() => {
     const labels = [...main.querySelectorAll("[data-testid='stPlotlyChart'] text")].map(t => t.textContent)
         .filter(text => text.startsWith("k = "));
     return {done, exact, bucket, labels};
-}"""
+}""".replace("CONSOLE_CLASS", CONSOLE_CLASS)
 
 
 def test_while_the_run_plays_step_k_moves_on_every_view(context: BrowserContext, app_server: StreamlitServer) -> None:
