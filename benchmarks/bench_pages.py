@@ -90,19 +90,37 @@ def figures_on(browser, url: str) -> int:
 # Every message the page's websocket receives and every change to the page's DOM, with its time in the page's
 # clock (installed before Streamlit's own script runs). A run is over when its last message has arrived and the
 # page has drawn it; the script-state attribute alone can miss a fast run (React may apply "running" and "not
-# running" in one render, so that attribute never changes).
+# running" in one render, so that attribute never changes). The text each change put into the main area is kept
+# with its time, to read when a new number first showed.
 COUNT_MESSAGES = """(() => {
     const Native = window.WebSocket;
     const events = window.__steplabEvents = [];
+    const texts = window.__steplabTexts = [];
     window.WebSocket = class extends Native {
         constructor(...args) {
             super(...args);
             this.addEventListener("message", () => events.push(performance.now()));
         }
     };
-    new MutationObserver(() => events.push(performance.now()))
-        .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+    new MutationObserver(records => {
+        const now = performance.now();
+        events.push(now);
+        for (const record of records) {
+            const main = record.target.closest ? record.target.closest("[data-testid='stMain']")
+                : record.target.parentElement && record.target.parentElement.closest("[data-testid='stMain']");
+            if (!main) continue;
+            const text = record.type === "characterData" ? record.target.data
+                : [...record.addedNodes].map(node => node.textContent || "").join(" ");
+            if (text) texts.push([now, text]);
+        }
+    }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
 })();"""
+# When the main area first showed `number` as a whole number after `start` (null if it did not)
+NUMBER_SHOWN = """([start, number]) => {
+    const whole = new RegExp("(^|[^0-9.,])" + number.replace(/[.,]/g, "\\$&") + "($|[^0-9.,])");
+    const hit = window.__steplabTexts.find(([when, text]) => when >= start && whole.test(text));
+    return hit ? hit[0] - start : null;
+}"""
 QUIET_MS = 500  # no message and no change for this long after the last one: the run is over and drawn
 RUN_ENDED = """([start, quiet]) => {
     const after = window.__steplabEvents.filter(when => when >= start);
@@ -117,17 +135,23 @@ COLD = (("benchmarks/empty_page.py", ""), ("serve.py", "calculator?lang=en"), ("
         ("app.py", "calculator?lang=en"), ("app.py", "labs?lang=en"))
 
 
-def slider_change(page: Page, key: str = "ArrowRight") -> float:
+def slider_change(page: Page, key: str = "ArrowRight") -> tuple[float, float | None]:
     """Focus the accumulation slider, press `key`, and read in the page's own clock when the run it started was
-    over and drawn (its last websocket message or page change, once `QUIET_MS` pass without another). The move
-    back is made with this too, so the next press never lands in a run still going. The page's context must have
-    `COUNT_MESSAGES` installed."""
+    over and drawn (its last websocket message or page change, once `QUIET_MS` pass without another), and when
+    the main area first showed the engine's new total of optimizer steps (None on a page that does not show it).
+    The move back is made with this too, so the next press never lands in a run still going. The page's context
+    must have `COUNT_MESSAGES` installed."""
     slider = page.get_by_test_id("stSidebar").get_by_role("slider", name=t("en", "field.gradient_accumulation_steps"))
     slider.focus()
     start = page.evaluate("() => performance.now()")
     page.keyboard.press(key)
-    handle = page.wait_for_function(RUN_ENDED, arg=[start, QUIET_MS], timeout=TIMEOUT_MS)
-    return handle.json_value() / 1000
+    drawn = page.wait_for_function(RUN_ENDED, arg=[start, QUIET_MS], timeout=TIMEOUT_MS).json_value() / 1000
+    course = presets()["course_default"]
+    stop = parse_qs(urlparse(page.url).query).get("gradient_accumulation_steps", [None])[0]
+    setup = course.setup()
+    total = make_plan(setup.replace(gradient_accumulation_steps=int(stop)) if stop else setup).max_steps
+    shown = page.evaluate(NUMBER_SHOWN, [start, fmt_int(total)])
+    return drawn, None if shown is None else shown / 1000
 
 
 def main_thread_ms(browser, url: str, figures: int) -> tuple[float, list[tuple[str, float]]]:
@@ -166,18 +190,35 @@ def main_thread_ms(browser, url: str, figures: int) -> tuple[float, list[tuple[s
     return sum(busy.values()), busy.most_common(5)
 
 
+def median_ms(values: list[float | None]) -> str:
+    """The median in ms, or "-" when a value is missing (a page that does not show the number)."""
+    return "-" if not values or None in values else f"{statistics.median(values) * 1000:.0f}"
+
+
+def open_for_changes(browser, url: str, figures: int) -> Page:
+    """`url` in a new context with `COUNT_MESSAGES` installed, loaded and drawn, for slider changes."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(COUNT_MESSAGES)
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector(IDLE, timeout=120_000)
+    page.wait_for_function(FIGURES_DRAWN, arg=figures, timeout=120_000)
+    return page
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--cold-repeat", type=int, default=2, help="rounds of fresh servers (empty page, "
                         "/calculator, /labs)")
-    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose app is served (e.g. a git "
-                        "worktree of an older commit, for a side-by-side run; the floors are always this one's)")
+    parser.add_argument("--baseline", type=Path, help="another checkout (e.g. a git worktree of an older commit) "
+                        "served beside this one: every load and slider change alternates between the two")
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start; medians of {args.repeat} "
           "new browser contexts each")
-    print(f"app served from {args.root}")
-    app, empty = Server(root=args.root), Server("benchmarks/empty_page.py")
+    roots = {"this": ROOT, **({"baseline": args.baseline} if args.baseline else {})}
+    servers = {side: Server(root=root) for side, root in roots.items()}
+    empty = Server("benchmarks/empty_page.py")
     figures: dict[str, int] = {"": 0, "?figure=1": 1}
     try:
         with sync_playwright() as playwright:
@@ -189,40 +230,51 @@ def main() -> None:
                 floors.append(statistics.median(load_seconds(browser, floor_url, figures[query])
                                                 for _ in range(args.repeat)))
             floor, figure_floor = floors
-            print(f"{'page':<12} {'load ms':>8} {'figures':>8} {'x floor':>8} {'x floor+fig':>12} {'slider ms':>10}")
-            print(f"{'(empty)':<12} {floor * 1000:>8.0f} {0:>8} {1:>8.1f} {'':>12} {'':>10}")
-            print(f"{'(1 figure)':<12} {figure_floor * 1000:>8.0f} {1:>8} {figure_floor / floor:>8.1f} {1:>12.1f} "
-                  f"{'':>10}")
+            print("load: goto -> title drawn, the app idle and every figure drawn (x: against the empty page, and "
+                  "against the empty page with one figure); slider: key press -> the new total shown, and -> the "
+                  "run ended and drawn")
+            print(f"  (empty) {floor * 1000:.0f} ms; (1 figure) {figure_floor * 1000:.0f} ms, "
+                  f"{figure_floor / floor:.1f}x the empty page")
+            header = f"{'page':<12} {'figures':>7}"
+            for side in servers:
+                header += f" | {side + ' load':>14} {'x':>4} {'x fig':>5} {'numbers':>8} {'drawn':>6}"
+            print(header + (" | load ratio, drawn ratio" if args.baseline else ""))
             for _, _, path, _ in PAGES:
                 query = f"{'' if path == 'home' else path}?lang=en"
-                url = f"http://127.0.0.1:{app.port}/{query}"
-                figures[query] = drawn = figures_on(browser, url)  # and warms the page's imports and caches
-                load = statistics.median(load_seconds(browser, url, drawn) for _ in range(args.repeat))
-                context = browser.new_context(viewport={"width": 1280, "height": 900})
-                context.add_init_script(COUNT_MESSAGES)
-                page = context.new_page()
-                page.goto(url)
-                page.wait_for_selector(IDLE, timeout=120_000)
-                page.wait_for_function(FIGURES_DRAWN, arg=drawn, timeout=120_000)
-                changes = []
+                urls = {side: f"http://127.0.0.1:{server.port}/{query}" for side, server in servers.items()}
+                drawn = figures[query] = figures_on(browser, urls["this"])  # and warms the page's caches
+                for side in servers:
+                    if side != "this":
+                        figures_on(browser, urls[side])
+                loads: dict[str, list[float]] = {side: [] for side in servers}
                 for _ in range(args.repeat):
-                    changes.append(slider_change(page))
-                    slider_change(page, "ArrowLeft")  # back, not counted
-                if path == "calculator":  # the card shows the engine's total for the slider's new stop
-                    slider_change(page)
-                    stop = int(parse_qs(urlparse(page.url).query)["gradient_accumulation_steps"][0])
-                    course = presets()["course_default"].setup()
-                    total = make_plan(course.replace(gradient_accumulation_steps=stop)).max_steps
-                    card = page.get_by_test_id("stMetric").filter(has_text=t("en", "card.total_steps"))
-                    card.get_by_text(fmt_int(total), exact=True).wait_for(timeout=10_000)
-                context.close()
-                over_figure = f"{load / figure_floor:>12.1f}" if drawn else f"{'':>12}"
-                print(f"{path:<12} {load * 1000:>8.0f} {drawn:>8} {load / floor:>8.1f} {over_figure} "
-                      f"{statistics.median(changes) * 1000:>10.0f}")
+                    for side in servers:
+                        loads[side].append(load_seconds(browser, urls[side], drawn))
+                pages = {side: open_for_changes(browser, urls[side], drawn) for side in servers}
+                changes: dict[str, list[tuple[float, float | None]]] = {side: [] for side in servers}
+                for _ in range(args.repeat):
+                    for side, page in pages.items():
+                        changes[side].append(slider_change(page))
+                        slider_change(page, "ArrowLeft")  # back, not counted
+                for page in pages.values():
+                    page.context.close()
+                row = f"{path:<12} {drawn:>7}"
+                for side in servers:
+                    load = statistics.median(loads[side])
+                    over_figure = f"{load / figure_floor:>5.1f}" if drawn else f"{'':>5}"
+                    row += (f" | {load * 1000:>14.0f} {load / floor:>4.1f} {over_figure} "
+                            f"{median_ms([shown for _, shown in changes[side]]):>8} "
+                            f"{median_ms([done for done, _ in changes[side]]):>6}")
+                if args.baseline:
+                    ratio = statistics.median(loads["this"]) / statistics.median(loads["baseline"])
+                    drawn_ratio = (statistics.median(d for d, _ in changes["this"])
+                                   / statistics.median(d for d, _ in changes["baseline"]))
+                    row += f" | {ratio:.2f}, {drawn_ratio:.2f}"
+                print(row)
             print("where a new visitor's load spends the browser's main thread (one load each, Chromium's CPU "
                   "profile; busy ms, then the largest shares by script file)")
             for label, port, query in (("(empty)", empty.port, ""), ("(1 figure)", empty.port, "?figure=1"),
-                                       ("calculator", app.port, "calculator?lang=en")):
+                                       ("calculator", servers["this"].port, "calculator?lang=en")):
                 total, shares = main_thread_ms(browser, f"http://127.0.0.1:{port}/{query}", figures[query])
                 print(f"  {label:<12} {total:>6.0f} ms: " + ", ".join(f"{name} {ms:.0f}" for name, ms in shares))
             browser.close()
@@ -231,21 +283,24 @@ def main() -> None:
             for round_ in range(args.cold_repeat):
                 cells = []
                 for script, query in COLD:
-                    cold = Server(script, root=ROOT if script.startswith("benchmarks/") else args.root)
-                    try:
-                        browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
-                        seconds = load_seconds(browser, f"http://127.0.0.1:{cold.port}/{query}", figures[query])
-                        browser.close()
-                    finally:
-                        cold.stop()
-                    where = "" if script.startswith("benchmarks/") else f" ({script})"
-                    cells.append(f"{query.split('?')[0] or '(empty)'}{where} {seconds * 1000:,.0f} ms")
+                    for side, root in roots.items():
+                        if script.startswith("benchmarks/") and side != "this":
+                            continue
+                        cold = Server(script, root=root)
+                        try:
+                            browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
+                            seconds = load_seconds(browser, f"http://127.0.0.1:{cold.port}/{query}", figures[query])
+                            browser.close()
+                        finally:
+                            cold.stop()
+                        where = "" if script.startswith("benchmarks/") else f" ({script}, {side})"
+                        cells.append(f"{query.split('?')[0] or '(empty)'}{where} {seconds * 1000:,.0f} ms")
                 print(f"  round {round_ + 1}: " + ", ".join(cells))
     finally:
-        app.stop()
+        for server in servers.values():
+            server.stop()
         empty.stop()
-    print(f"load ms: goto -> title drawn, the app idle and every figure drawn; x floor+fig: against the empty page "
-          f"with one figure; slider ms: key press -> the run ended. load average {os.getloadavg()[0]:.1f} at the end")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 
 if __name__ == "__main__":
