@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from steplab.i18n import t
+from steplab_ui.layout import CONSOLE_CLASS
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import (
@@ -66,7 +67,7 @@ def wait_until_drawn(page: Page, name: str, lang: str) -> None:
     elif name == "calculator":
         expect(main.get_by_test_id("stMetric")).to_have_count(6, timeout=SLOW)
         expect(main.get_by_test_id("stPlotlyChart")).to_have_count(1, timeout=SLOW)
-        expect(main.get_by_test_id("stCode")).to_have_count(1, timeout=SLOW)
+        expect(main.locator(f"pre.{CONSOLE_CLASS}")).to_have_count(1, timeout=SLOW)  # the log block
     elif name == "compare":
         expect(main.get_by_test_id("stTable").first).to_be_visible(timeout=SLOW)
     elif name == "config":
