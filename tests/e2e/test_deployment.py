@@ -8,10 +8,12 @@ other browsers. nginx's access log names the upstream of every request; the test
 from __future__ import annotations
 
 import collections
+import gzip
 import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -54,7 +56,11 @@ class Balancer:
         site = site.replace("server 127.0.0.1:8501;", f"server 127.0.0.1:{self.replicas[0].port};")
         site = site.replace("server 127.0.0.1:8502;", f"server 127.0.0.1:{self.replicas[1].port};")
         site = site.replace("listen 80;", f"listen 127.0.0.1:{self.port};")
-        assert str(self.replicas[1].port) in site and f":{self.port};" in site
+        self.static = self.folder / "steplab-static"  # the README's step: the replicas' frontend, gzipped
+        subprocess.run(["sh", str(ROOT / "deploy" / "prepare-static.sh"), str(self.static), sys.executable],
+                       check=True, stdout=subprocess.DEVNULL)
+        site = site.replace("root /srv/steplab-static;", f"root {self.static};")
+        assert str(self.replicas[1].port) in site and f":{self.port};" in site and str(self.static) in site
         (self.folder / "steplab.conf").write_text(site)
         temp = self.folder / "temp"
         temp.mkdir()
@@ -130,13 +136,10 @@ def test_the_first_response_sets_the_cookie_and_the_cookie_keeps_the_replica(bal
             firsts.append(cookie_of(response))
     assert len(set(firsts)) == 24
     for sticky in firsts[:6]:  # a browser that sends its cookie back is given the same one again
-        for path in ("/", "/calculator", "/_stcore/health", "/static/favicon.png"):
+        for path in ("/", "/calculator", "/_stcore/health"):
             request = urllib.request.Request(balancer.url + path, headers={"Cookie": f"steplab_replica={sticky}"})
-            try:
-                with urllib.request.urlopen(request) as response:
-                    assert cookie_of(response) == sticky
-            except urllib.error.HTTPError as error:  # a missing static file still went through the balancer
-                assert error.code == 404
+            with urllib.request.urlopen(request) as response:
+                assert cookie_of(response) == sticky
     used = balancer.upstreams_by_browser()
     assert all(len(used[sticky]) == 1 for sticky in firsts), "a browser was served by two replicas"
     replicas = {f"127.0.0.1:{replica.port}" for replica in balancer.replicas}
@@ -260,3 +263,66 @@ def test_killing_a_replica_moves_its_browser_to_the_other_with_its_setup(browser
     finally:
         context.close()
         own.stop()
+
+
+STREAMLIT_STATIC = Path(__import__("streamlit").__file__).parent / "static"
+
+
+def requests_for(balancer: Balancer, path: str) -> list[tuple[str, str]]:
+    """(upstream, status) of every request nginx logged for `path` ("-": nginx answered it itself)."""
+    lines = (re.fullmatch(r"\S+ (.+?) (\S+) \S+ (\S+)", line) for line in balancer.log.read_text().splitlines())
+    return [(found.group(1), found.group(2)) for found in lines if found and found.group(3) == path]
+
+
+def fetch_gzip(url: str) -> tuple[dict[str, str], bytes]:
+    request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(request) as response:
+        return dict(response.headers), response.read()
+
+
+def test_nginx_sends_the_frontend_itself_gzipped(balancer: Balancer) -> None:
+    """The page's scripts and the plotly bundle come from deploy/prepare-static.sh's copy, compressed ahead of
+    time, byte for byte the replicas' own files once unzipped, cached for good, and no replica serves them."""
+    with urllib.request.urlopen(balancer.url + "/calculator") as response:
+        page = response.read().decode()
+    named = re.findall(r'(?:src|href)="\./(static/js/[^"]+)"', page)
+    plotly = next((STREAMLIT_STATIC / "static" / "js").glob("PlotlyChart.*.js")).relative_to(STREAMLIT_STATIC)
+    assert len(named) > 5, page
+    for path in [*named[:5], plotly.as_posix()]:
+        headers, body = fetch_gzip(f"{balancer.url}/{path}")
+        assert headers["Content-Encoding"] == "gzip", (path, headers)
+        assert "immutable" in headers["Cache-Control"] and "steplab_replica" not in headers.get("Set-Cookie", "")
+        original = (STREAMLIT_STATIC / path).read_bytes()
+        assert gzip.decompress(body) == original and len(body) < len(original), path
+        served = requests_for(balancer, f"/{path}")  # by this test and by the browsers before it
+        assert served and all(upstream == "-" for upstream, _ in served), (path, served)
+    assert len(body) < 0.4 * len(original)  # the plotly bundle: 4.7 MB of JavaScript
+
+
+def test_the_browser_loads_the_page_from_the_gzipped_copy(browser: Browser, balancer: Balancer) -> None:
+    """A new visitor's calculator through nginx: every script arrives gzipped and the page draws its numbers
+    and its figure."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    scripts: list[tuple[str, str | None]] = []
+    context.on("response", lambda response: scripts.append((response.url, response.headers.get("content-encoding")))
+               if "/static/js/" in response.url else None)
+    try:
+        page = context.new_page()
+        open_app(page, balancer.url + "/calculator?lang=en")
+        expect(title(page)).to_have_text(t("en", "page.calculator.title"))
+        expect(page.get_by_test_id("stPlotlyChart").locator(".main-svg").first).to_be_visible(timeout=60_000)
+        assert len(scripts) > 20 and all(encoding == "gzip" for _, encoding in scripts), scripts
+    finally:
+        context.close()
+
+
+def test_a_file_missing_from_the_copy_comes_from_a_replica(balancer: Balancer) -> None:
+    """After a Streamlit upgrade without a new copy, the copy lacks the new files: nginx asks a replica."""
+    path = next((STREAMLIT_STATIC / "static" / "js").glob("Slider.*.js")).relative_to(STREAMLIT_STATIC).as_posix()
+    for stale in (balancer.static / path, balancer.static / f"{path}.gz"):
+        stale.unlink()
+    with urllib.request.urlopen(f"{balancer.url}/{path}") as response:
+        assert response.read() == (STREAMLIT_STATIC / path).read_bytes()
+    replicas = {f"127.0.0.1:{replica.port}" for replica in balancer.replicas}
+    upstream, status = requests_for(balancer, f"/{path}")[-1]  # this request (browsers before it got the copy's)
+    assert upstream in replicas and status == "200"
