@@ -53,37 +53,49 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning'][data-test-connection-state='CONNECTED']"
 
 
+def new_visitor(browser, init_script: str | None = None) -> Page:
+    """A page in a new browser context at 1280 × 900: a new visitor, nothing cached (`init_script` runs before
+    the page's own scripts). Close it with `page.context.close()`."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    if init_script:
+        context.add_init_script(init_script)
+    return context.new_page()
+
+
 # plotly figures drawn: a chart's element is on the page before Streamlit has loaded and run its plotly bundle;
 # the figure is drawn when its plot holds plotly's SVG
 FIGURES_DRAWN = "n => [...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector('.main-svg')).length >= n"
 SETTLE_MS = 4_000  # counting a page's figures (untimed): how long a page has to draw every figure it will draw
 
 
-def load_seconds(browser, url: str, figures: int = 0) -> float:
-    """A new visitor's load of `url`: from `goto` to the title drawn, the app idle and `figures` plotly figures
-    drawn."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    start = time.perf_counter()
-    page.goto(url, wait_until="domcontentloaded")
+def wait_until_drawn(page: Page, figures: int) -> None:
+    """The page's title drawn, the app idle and `figures` plotly figures drawn."""
     page.wait_for_selector("[data-testid='stMain'] h1", timeout=120_000)
     page.wait_for_selector(IDLE, timeout=120_000)
     page.wait_for_function(FIGURES_DRAWN, arg=figures, timeout=120_000)
+
+
+def load_seconds(browser, url: str, figures: int = 0) -> float:
+    """A new visitor's load of `url`: from `goto` to the title drawn, the app idle and `figures` plotly figures
+    drawn."""
+    page = new_visitor(browser)
+    start = time.perf_counter()
+    page.goto(url, wait_until="domcontentloaded")
+    wait_until_drawn(page, figures)
     seconds = time.perf_counter() - start
-    context.close()
+    page.context.close()
     return seconds
 
 
 def figures_on(browser, url: str) -> int:
     """How many plotly figures the page at `url` draws for a new visitor (untimed: waits `SETTLE_MS` once idle);
     loading it also warms the server's caches for the page."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
+    page = new_visitor(browser)
     page.goto(url)
     page.wait_for_selector(IDLE, timeout=120_000)
     page.wait_for_timeout(SETTLE_MS)
     count = page.evaluate("() => document.querySelectorAll('.js-plotly-plot').length")
-    context.close()
+    page.context.close()
     return count
 
 
@@ -106,9 +118,8 @@ COUNT_MESSAGES = """(() => {
         const now = performance.now();
         events.push(now);
         for (const record of records) {
-            const main = record.target.closest ? record.target.closest("[data-testid='stMain']")
-                : record.target.parentElement && record.target.parentElement.closest("[data-testid='stMain']");
-            if (!main) continue;
+            const element = record.target.nodeType === Node.ELEMENT_NODE ? record.target : record.target.parentElement;
+            if (!element || !element.closest("[data-testid='stMain']")) continue;
             const text = record.type === "characterData" ? record.target.data
                 : [...record.addedNodes].map(node => node.textContent || "").join(" ");
             if (text) texts.push([now, text]);
@@ -158,18 +169,16 @@ def main_thread_ms(browser, url: str, figures: int) -> tuple[float, list[tuple[s
     """Where a new visitor's page load spends the browser's main thread: Chromium's own CPU profile of one load
     of `url` (until `figures` are drawn and 1 s after), as busy milliseconds and the largest shares by script
     file (its build hash dropped), with the collector's and the browser's own (native) time under their names."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
+    page = new_visitor(browser)
     with tempfile.TemporaryDirectory() as folder:
         trace = Path(folder) / "trace.json"
         browser.start_tracing(page=page, path=str(trace), categories=["disabled-by-default-v8.cpu_profiler"])
         page.goto(url, wait_until="domcontentloaded")
-        page.wait_for_selector(IDLE, timeout=120_000)
-        page.wait_for_function(FIGURES_DRAWN, arg=figures, timeout=120_000)
+        wait_until_drawn(page, figures)
         page.wait_for_timeout(1_000)
         browser.stop_tracing()
         events = json.loads(trace.read_text())["traceEvents"]
-    context.close()
+    page.context.close()
     nodes: dict[int, dict] = {}
     busy: Counter[str] = Counter()
     for event in events:
@@ -197,12 +206,9 @@ def median_ms(values: list[float | None]) -> str:
 
 def open_for_changes(browser, url: str, figures: int) -> Page:
     """`url` in a new context with `COUNT_MESSAGES` installed, loaded and drawn, for slider changes."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.add_init_script(COUNT_MESSAGES)
-    page = context.new_page()
+    page = new_visitor(browser, COUNT_MESSAGES)
     page.goto(url)
-    page.wait_for_selector(IDLE, timeout=120_000)
-    page.wait_for_function(FIGURES_DRAWN, arg=figures, timeout=120_000)
+    wait_until_drawn(page, figures)
     return page
 
 

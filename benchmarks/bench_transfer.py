@@ -18,26 +18,23 @@ from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_pages import ARGS, IDLE, new_visitor  # noqa: E402
 
 from tests.e2e.test_deployment import Balancer  # noqa: E402
-
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-DRAWN = ("[data-testid='stApp'][data-test-script-state='notRunning']"
-         "[data-test-connection-state='CONNECTED']")
 
 
 def visit(browser, url: str) -> tuple[int, int]:
     """A new visitor's load of `url` until the app is idle and quiet: (requests, bytes received: headers and
     bodies as they crossed the network)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = new_visitor(browser)
     responses = []
-    context.on("requestfinished", lambda request: responses.append(request.sizes()))
-    page = context.new_page()
+    page.on("requestfinished", lambda request: responses.append(request.sizes()))
     page.goto(url)
-    page.wait_for_selector(DRAWN, timeout=120_000)
+    page.wait_for_selector(IDLE, timeout=120_000)
     page.wait_for_load_state("networkidle")
-    context.close()
+    page.context.close()
     return len(responses), sum(s["responseBodySize"] + s["responseHeadersSize"] for s in responses)
 
 

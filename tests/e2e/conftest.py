@@ -1,4 +1,5 @@
-"""Real-browser fixtures: a `streamlit run serve.py` server per scope (what the README and the Dockerfile run) and Debian's Chromium via pytest-playwright.
+"""Real-browser fixtures: a `streamlit run serve.py` server per scope (what the README and the Dockerfile run)
+and Debian's Chromium via pytest-playwright.
 
 Never downloads a browser: pytest-playwright's `browser` fixture is pointed at `shutil.which("chromium")`.
 The tests themselves skip (with a reason) when Chromium is not installed.

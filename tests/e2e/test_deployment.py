@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import streamlit
 from playwright.sync_api import Browser, expect
 
 from steplab.i18n import t
@@ -265,7 +266,7 @@ def test_killing_a_replica_moves_its_browser_to_the_other_with_its_setup(browser
         own.stop()
 
 
-STREAMLIT_STATIC = Path(__import__("streamlit").__file__).parent / "static"
+STREAMLIT_STATIC = Path(streamlit.__file__).parent / "static"
 
 
 def requests_for(balancer: Balancer, path: str) -> list[tuple[str, str]]:
