@@ -17,12 +17,17 @@ USER, ASSISTANT, OBSERVATION, FUNCTION = "user", "assistant", "observation", "fu
 
 @dataclass(frozen=True)
 class Example:
-    """One converted row: `prompt` and `response` are lists of (role, content); `broken` if the row was unreadable."""
+    """One converted row: `prompt` and `response` are lists of (role, content); `broken` if the row was unreadable.
+
+    Roles are LLaMA-Factory's: "user", "assistant", "observation", "function"; `tools` is the row's tools text
+    (a JSON string of tool definitions, or "").
+    """
 
     prompt: tuple[tuple[str, str], ...]
     response: tuple[tuple[str, str], ...]
     system: str = ""
     broken: bool = False
+    tools: str = ""
 
 
 BROKEN = Example((), (), "", True)
