@@ -34,6 +34,8 @@ def plan_to_json(plan: Plan, lr_per_step: bool = False, unknown: list[str] | Non
     result: dict[str, Any] = {
         "trainer": plan.profile.id,
         **plan_record(plan),
+        "world_size": plan.setup.world_size,
+        **plan.draws_per_epoch(),
         "warnings": [{"code": w.code, "message": w.message("en")} for w in plan_warnings(plan)],
         "unknown_keys": unknown or [],
     }
@@ -128,6 +130,7 @@ def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], d
     elif given and (names_data or rows):
         count["bypassed_keys"] = [key for key in DATA_KEYS_BYPASSED if key in document] + (["--dataset-rows"]
                                                                                             if rows else [])
+    count["world_size_source"] = "given" if "world_size" in values else "assumed"
     return values, ignored, count
 
 
@@ -149,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         setup, unknown = setup_from_mapping(values)
         plan = make_plan(setup)
         result = plan_to_json(plan, args.lr_per_step, [k for k in unknown if k not in ignored])
+        if args.config and count["world_size_source"] == "assumed":
+            result["warnings"].append({"code": "world_size_assumed", "message": t(
+                "en", "config_io.world_size_assumed", world_size=setup.world_size)})
         bypassed = count.pop("bypassed_keys", [])
         if bypassed:
             result["warnings"].append({"code": "num_samples_bypasses_datasets", "message": t(

@@ -81,8 +81,15 @@ class Oracle:
 
     def run(self, config: dict[str, Any], folder: Path) -> dict[str, Any]:
         """What LLaMA-Factory made of `config` run from `folder`: counts and lengths, or its exception."""
+        return self._ask({"config": config, "dir": str(folder)})
+
+    def load(self, kind: str, path: Path) -> dict[str, Any]:
+        """The rows (and column types) `datasets.load_dataset(kind, data_files=[path])` reads, or its exception."""
+        return self._ask({"load": {"kind": kind, "path": str(path)}})
+
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
         assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps({"config": config, "dir": str(folder)}) + "\n")
+        self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         line = self.process.stdout.readline()
         if not line:

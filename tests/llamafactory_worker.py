@@ -3,7 +3,7 @@
 Reads one JSON request per line on stdin, `{"config": <the YAML mapping>, "dir": <the folder it runs from>}`,
 and answers one JSON line: the example counts and token lengths of the train and eval datasets that
 `llamafactory.data.get_dataset` builds (what `llamafactory-cli train` hands the Trainer), or the exception it
-raised. Everything LLaMA-Factory prints goes to stderr. Imports nothing of StepLab's.
+raised. `{"load": {"kind": "json" | "csv" | …, "path": …}}` answers the rows `datasets.load_dataset` reads. Everything LLaMA-Factory prints goes to stderr. Imports nothing of StepLab's.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import sys
+import traceback
 import types
 
 # mm_plugin imports torchaudio at module level; text rows never use it, and no torchaudio wheel matches torch 2.13
@@ -64,14 +65,29 @@ def run(config: dict) -> dict:
     return {"train": _describe(module.get("train_dataset")), "eval": _describe(module.get("eval_dataset"))}
 
 
-for line in sys.stdin:
-    request = json.loads(line)
+def load(request: dict) -> dict:
+    """`datasets.load_dataset` of one file, as LLaMA-Factory calls it: its rows (values that are not JSON as text)."""
+    table = datasets.load_dataset(request["kind"], data_files=[request["path"]], split="train",
+                                  cache_dir=os.path.join(os.path.dirname(request["path"]), ".hf-cache"))
+    return {"rows": json.loads(json.dumps(table.to_list(), default=str)),
+            "types": {name: str(feature) for name, feature in table.features.items()}}
+
+
+def answer_for(request: dict) -> dict:
+    if "load" in request:
+        return load(request["load"])
     os.chdir(request["dir"])
     config = dict(request["config"])
     config.setdefault("output_dir", os.path.join(request["dir"], "out"))
+    return run(config)
+
+
+for line in sys.stdin:
+    request = json.loads(line)
     try:
-        answer = run(config)
+        answer = answer_for(request)
     except BaseException as error:  # noqa: BLE001 - every refusal is an answer (SystemExit from argument checks too)
-        answer = {"error": {"type": type(error).__name__, "message": str(error)[:2000]}}
+        answer = {"error": {"type": type(error).__name__, "message": str(error)[:2000],
+                            "trace": traceback.format_exc()[-3000:]}}
     answers.write(json.dumps(answer) + "\n")
     answers.flush()

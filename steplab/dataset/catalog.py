@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ TAG_DEFAULTS = {
     "role_tag": "from", "content_tag": "value", "user_tag": "human", "assistant_tag": "gpt",
     "observation_tag": "observation", "function_tag": "function_call", "system_tag": "system",
 }
+FORMATTINGS = ("alpaca", "sharegpt", "openai")
+"""The row formats LLaMA-Factory 0.9.5 converts (`converter.py`'s `DATASET_CONVERTERS`)."""
 REMOTE_KEYS = ("hf_hub_url", "ms_hub_url", "om_hub_url", "script_url", "cloud_file_name")
 
 LLAMAFACTORY_COMMIT = "ff6d4d12e"
@@ -59,8 +62,10 @@ def _attr(name: str, entry: Any) -> DatasetAttr:
     if isinstance(entry.get("tags"), dict):
         tags.update({tag: entry["tags"].get(tag) for tag in TAG_DEFAULTS})
     formatting = entry.get("formatting", "alpaca")
-    if formatting not in ("alpaca", "sharegpt"):
+    if formatting not in FORMATTINGS:
         raise DatasetError("dataset.formatting", dataset=name, formatting=str(formatting))
+    if entry.get("split", "train") != "train":  # a local file has only the split `datasets` calls "train"
+        raise DatasetError("dataset.split_unknown", dataset=name, split=str(entry.get("split")))
     num_samples = entry.get("num_samples")
     if num_samples is not None and (isinstance(num_samples, bool) or not isinstance(num_samples, int)
                                     or num_samples < 0):
@@ -90,12 +95,16 @@ def dataset_names(value: Any) -> list[str]:
 
 
 def dataset_paths(attr: DatasetAttr, dataset_dir: Path) -> list[Path]:
-    """The files of one dataset: its `file_name` under `dataset_dir`, or every file of that folder."""
+    """The files of one dataset: its `file_name` under `dataset_dir`, or every entry of that folder.
+
+    A folder's entries come in `os.listdir` order, as LLaMA-Factory lists them (it does not sort: `max_samples`
+    then keeps the first rows of whichever file the file system lists first); all must be of one file type.
+    """
     if attr.remote is not None:
         raise DatasetError("dataset.remote", dataset=attr.name, source=attr.remote)
     path = dataset_dir / str(attr.file_name)
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file())
+        files = [path / entry for entry in os.listdir(path)]
     elif path.is_file():
         files = [path]
     else:

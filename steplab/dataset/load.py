@@ -9,7 +9,13 @@ from typing import Any
 
 from steplab.dataset.catalog import INFO_FILE, KNOWN_DATASET_ROWS, DatasetAttr, dataset_paths, read_info
 from steplab.dataset.errors import DatasetError
-from steplab.dataset.files import MAX_FILE_BYTES, check_size, read_dataset, rows_from_bytes
+from steplab.dataset.files import (
+    MAX_DISK_FILE_BYTES,
+    MAX_FILE_BYTES,
+    check_size,
+    read_dataset,
+    table_from_bytes,
+)
 from steplab.dataset.funnel import Funnel, dataset_funnel
 from steplab.dataset.settings import DataSettings, data_settings
 from steplab.dataset.tokens import Template, Tokenizer, read_config, templates
@@ -49,7 +55,7 @@ def _said_why(funnel: Funnel, settings: DataSettings, path: str) -> Funnel:
     return replace(funnel, assumptions=(*funnel.assumptions, why))
 
 
-def funnel_from_files(values: Mapping[str, Any], base: Path, max_bytes: int = MAX_FILE_BYTES) -> Funnel:
+def funnel_from_files(values: Mapping[str, Any], base: Path, max_bytes: int = MAX_DISK_FILE_BYTES) -> Funnel:
     """Run the dataset stage on the files a YAML names, paths relative to `base` (where `llamafactory-cli` runs)."""
     settings = data_settings(values)
     if settings.tokenized_path:
@@ -121,7 +127,7 @@ def funnel_from_uploads(values: Mapping[str, Any], files: Mapping[str, bytes], r
         if file_name not in files:
             raise DatasetError("dataset.upload_missing", dataset=name, file=file_name)
         check_size(len(files[file_name]), name, file_name, max_bytes)
-        tables[name] = rows_from_bytes(files[file_name], file_name, name, file_name)
+        tables[name] = table_from_bytes(files[file_name], file_name, name, file_name)
     tokenizer = None
     if (settings.needs_tokens and "tokenizer.json" in files and _template(settings) is not None
             and not any(isinstance(table, int) for table in tables.values())):

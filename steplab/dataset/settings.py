@@ -15,7 +15,10 @@ STAGES = {"sft": "supervised", "pt": "pretrain", "rm": "pairwise", "dpo": "pairw
 UNMODELLED_STAGES = ("ppo", "kto")
 
 TEXT_FIELDS = ("stage", "dataset", "eval_dataset", "dataset_dir", "template", "model_name_or_path",
-               "mix_strategy", "tokenized_path")
+               "mix_strategy", "tokenized_path", "default_system", "tool_format")
+MIX_STRATEGIES = {"concat": None, "interleave_under": "first_exhausted", "interleave_over": "all_exhausted",
+                  "interleave_once": "all_exhausted_without_replacement"}
+"""LLaMA-Factory's `mix_strategy` values and the `datasets.interleave_datasets` stopping strategy of each."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,12 @@ class DataSettings:
     mask_history: bool = DATA_FIELDS["mask_history"].default
     tokenized_path: str | None = None
     seed: int = DATA_FIELDS["seed"].default
+    interleave_probs: tuple[float, ...] | None = None
+    eval_on_each_dataset: bool = DATA_FIELDS["eval_on_each_dataset"].default
+    enable_thinking: bool | None = DATA_FIELDS["enable_thinking"].default
+    preserve_thinking: bool = DATA_FIELDS["preserve_thinking"].default
+    default_system: str | None = None
+    tool_format: str | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -83,10 +92,34 @@ def data_settings(values: Mapping[str, Any]) -> DataSettings:
     if stage not in STAGES:
         raise SetupError("dataset.stage_unmodelled", field="stage", stage=stage, modelled=", ".join(STAGES))
     text = {name: str(values[name]).strip() for name in TEXT_FIELDS if values.get(name) not in (None, "")}
+    if "default_system" in text:
+        text["default_system"] = str(values["default_system"])  # kept as written: its spaces are tokens
+    mix = text.get("mix_strategy", "concat")
+    if mix not in MIX_STRATEGIES:
+        raise SetupError("dataset.mix_unknown", field="mix_strategy", mix_strategy=mix,
+                         known=", ".join(MIX_STRATEGIES))
+    probs = _interleave_probs(values.get("interleave_probs"), mix)
     return DataSettings(
         stage=stage, datasets=tuple(dataset_names(values.get("dataset"))),
         eval_datasets=tuple(dataset_names(values.get("eval_dataset"))),
         dataset_dir=text.get("dataset_dir", "data"), template=text.get("template"),
         model_name_or_path=text.get("model_name_or_path"), mix_strategy=text.get("mix_strategy", "concat"),
-        tokenized_path=text.get("tokenized_path"), **checked,
+        tokenized_path=text.get("tokenized_path"), interleave_probs=probs,
+        default_system=text.get("default_system"), tool_format=text.get("tool_format"), **checked,
     )
+
+
+def _interleave_probs(value: Any, mix: str) -> tuple[float, ...] | None:
+    """`interleave_probs` as LLaMA-Factory reads it: comma-separated numbers, only with an interleaving strategy."""
+    if value is None:
+        return None
+    if mix == "concat":
+        raise SetupError("dataset.probs_with_concat", field="interleave_probs")
+    items = value if isinstance(value, list) else str(value).split(",")
+    try:
+        probs = tuple(float(str(item).strip()) for item in items)
+    except ValueError:
+        raise SetupError("dataset.probs_bad", field="interleave_probs", value=str(value)[:80]) from None
+    if any(p < 0 or p != p for p in probs) or not probs:
+        raise SetupError("dataset.probs_bad", field="interleave_probs", value=str(value)[:80])
+    return probs

@@ -35,7 +35,7 @@ _LLAMAFACTORY_MARKERS = frozenset(
 """Keys only LLaMA-Factory has; any of them marks the file as a LLaMA-Factory config."""
 _PARALLEL_KEYS = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
                   "sequence_parallel_size")
-UNCOUNTABLE = ("dataset.needs_tokens", "dataset.mix_unmodelled")
+UNCOUNTABLE = ("dataset.needs_tokens",)
 """Dataset-stage codes that mean "row counts cannot give N" (a note, N must be given), not a refusal."""
 _HEADER = re.compile(r"^#\s*(num_samples|world_size|trainer|limit_train_batches):\s*(\S+)\s+\(StepLab\b")
 _COMMENTED_EVAL = re.compile(r"^\s*#\s*(val_size|eval_strategy|eval_steps|eval_dataset)\s*:", re.MULTILINE)
@@ -159,8 +159,6 @@ def _count(doc: Mapping[str, Any], key_lines: Mapping[str, int], dataset_rows: M
     names = settings.names
     if not names:
         return None, [], tokens
-    if len(settings.datasets) > 1 and settings.mix_strategy.startswith("interleave"):
-        return None, [msg("config_io.note.interleave", mix=settings.mix_strategy)], tokens
     given = dict(dataset_rows or {})
     for name, rows in given.items():
         if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:

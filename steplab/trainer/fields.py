@@ -100,5 +100,8 @@ DATA_FIELDS: dict[str, Field] = {field.name: field for field in (
     Field("streaming", "bool", False),
     Field("mask_history", "bool", False),
     Field("seed", "int", 42, 0, 2**32 - 1),
+    Field("eval_on_each_dataset", "bool", False),
+    Field("enable_thinking", "bool", True, optional=True),
+    Field("preserve_thinking", "bool", False),
 )}
 """LLaMA-Factory's own data fields: kind, range and default (`hparams/data_args.py`, 0.9.5)."""

@@ -33,6 +33,23 @@ class Plan:
     fetched_per_epoch: int  # micro-batches each epoch really draws (fewer than L under the 4.46–4.51 chunk bug)
     segments: tuple[run.Segment, ...] = field(repr=False)
 
+    def draws_per_epoch(self) -> dict[str, int]:
+        """Per epoch, all processes together: samples drawn, draws that repeat a sample, samples never drawn.
+
+        Repeats fill the last round of batches on several processes (`even_batches`) or pad Lightning's sampler;
+        never drawn are the samples `dataloader_drop_last` skips and those of micro-batches an epoch never fetches
+        (the 4.46–4.51 last-chunk bug); both sit at the end of an epoch's sample stream, so skipped micro-batches
+        take the repeats first.
+        """
+        epoch = self.epoch
+        missing = epoch.micro_batches - self.fetched_per_epoch
+        processes = self.setup.world_size
+        batch = self.setup.per_device_train_batch_size
+        skipped = ((missing - 1) * batch + epoch.last_batch) * processes if missing > 0 else 0
+        return {"draws_per_epoch": epoch.samples_used - skipped,
+                "repeated_draws_per_epoch": max(0, epoch.duplicated - skipped),
+                "never_drawn_per_epoch": epoch.dropped + max(0, skipped - epoch.duplicated)}
+
     @property
     def micro_batches_per_epoch(self) -> int:
         return self.epoch.micro_batches
