@@ -146,6 +146,8 @@ elif status == "ok":
     st.success(t(lang, "config.applied"), icon=":material/check_circle:")
 if status == "ok" and st.session_state.get(FUNNEL) is not None:
     funnel_view.show_funnel(st.session_state[FUNNEL], lang)
+if status == "ok" and setup is not None:
+    funnel_view.processes_field(setup, "world_size" in payload.values, lang)
 elif status in ("ok", "needs_samples"):
     for line in payload.sample_lines:
         st.markdown(f"- {line.get(lang)}")

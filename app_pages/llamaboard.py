@@ -155,6 +155,9 @@ if run is not None:
     st.subheader(t(lang, "llamaboard.steps_heading"))
     for line in run.imported.sample_lines:
         st.markdown(f"- {line.get(lang)}")
+    if run.setup is not None:
+        st.info(t(lang, "llamaboard.processes", label=BOARD.fields["device_count"].label_in(lang),
+                  world_size=run.setup.world_size), icon=":material/memory:")
     for note in run.notes:
         st.caption(note.get(lang))
     if run.setup is None or typed:

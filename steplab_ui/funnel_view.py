@@ -7,7 +7,9 @@ import streamlit as st
 
 from steplab.dataset.funnel import Funnel
 from steplab.i18n import fmt_int, t
+from steplab.trainer.setup import TrainingSetup
 from steplab_ui import presenter as presenter_view
+from steplab_ui import state
 from steplab_ui.layout import COLOURS, FIGURE_TEXT
 
 
@@ -80,3 +82,26 @@ def show_funnel(funnel: Funnel, lang: str) -> None:
                presenter=presenter_view.is_on())
     st.markdown(summary)
     show_stages(funnel, lang)
+
+
+PROCESSES_KEY = "config_world_size"
+
+
+def _set_processes(setup: TrainingSetup) -> None:
+    """The field's value into the shared setup (a callback: the sidebar and the URL follow)."""
+    value = st.session_state.get(PROCESSES_KEY)
+    if value:
+        state.apply_values({**setup.to_dict(), "world_size": int(value)})
+
+
+def processes_field(setup: TrainingSetup, stated: bool, lang: str) -> None:
+    """"GPUs (processes)" beside the funnel: how many processes the plan assumes, and where that number comes from.
+
+    A LLaMA-Factory YAML does not say it: `llamafactory-cli train` starts one process per visible GPU.
+    """
+    st.session_state[PROCESSES_KEY] = setup.world_size
+    with st.container(border=True):
+        st.number_input(t(lang, "config.processes"), **state.number_range("world_size"), step=1, key=PROCESSES_KEY,
+                        on_change=_set_processes, args=(setup,), help=t(lang, "config.processes_help"))
+        said = "config.processes_stated" if stated else "config.processes_assumed"
+        st.caption(t(lang, said, world_size=setup.world_size))

@@ -74,3 +74,22 @@ def test_packing_without_a_tokenizer_is_applied_as_a_labelled_upper_end():
         warning = " ".join(w.value for w in at.warning)
         assert fmt_int(low) in warning and fmt_int(high) in warning
         assert t(lang, "config.data.sidebar_estimate", n=fmt_int(high)) in [c.value for c in at.caption]
+
+
+def test_the_processes_beside_the_funnel_say_where_their_number_comes_from_and_set_the_setup():
+    for lang in ("zh", "en"):
+        at = page(lang)
+        at.text_area(key="config_text").set_value(YAML).run()
+        at.number_input(key="config_rows_alp1000").set_value(1000).run()
+        first_button(at).click().run()
+        field = at.number_input(key="config_world_size")
+        assert field.label == t(lang, "config.processes") and field.value == 1
+        assert t(lang, "config.processes_assumed", world_size=1) in [c.value for c in at.caption]
+        field.set_value(2).run()
+        assert not at.exception and at.session_state["world_size"] == 2
+        stated = page(lang)
+        stated.text_area(key="config_text").set_value(YAML + "world_size: 3\n").run()
+        stated.number_input(key="config_rows_alp1000").set_value(1000).run()
+        first_button(stated).click().run()
+        assert stated.number_input(key="config_world_size").value == 3
+        assert t(lang, "config.processes_stated", world_size=3) in [c.value for c in stated.caption]
