@@ -26,6 +26,7 @@ FUNNEL = "_config_funnel"
 UPLOAD_MB = MAX_BYTES // 2**20  # what read_config reads, in the MiB that Streamlit's uploader counts: one limit
 DATA_LIMIT_MB = MAX_FILE_BYTES // 2**20  # what the dataset stage reads per file; the uploader takes no more
 COUNTING_NOTES = ("config_io.note.unknown_rows", "config_io.note.builtin_sizes")  # said by the row-count path; the funnel replaces them
+PROCESS_NOTES = ("config_io.note.no_world_size",)  # the "GPUs (processes)" field says it
 MAX_LISTED_DATASETS = 20  # row boxes shown; a YAML naming more is counted from its files
 DATA_TYPES = ["json", "jsonl", "csv", "parquet", "arrow", "txt"]
 
@@ -154,7 +155,7 @@ elif status in ("ok", "needs_samples"):
 if status in ("ok", "needs_samples"):
     counted = status == "ok" and st.session_state.get(FUNNEL) is not None
     for note in payload.notes:
-        if not (counted and note.key in COUNTING_NOTES):
+        if not (counted and note.key in COUNTING_NOTES) and not (status == "ok" and note.key in PROCESS_NOTES):
             st.info(note.get(lang), icon=":material/info:")
     used, ignored = st.columns(2)
     used.markdown(f"**{t(lang, 'config.used')}**  \n" + (", ".join(f"`{k}`" for k in payload.used) or "—"))

@@ -85,6 +85,7 @@ def test_the_processes_beside_the_funnel_say_where_their_number_comes_from_and_s
         field = at.number_input(key="config_world_size")
         assert field.label == t(lang, "config.processes") and field.value == 1
         assert t(lang, "config.processes_assumed", world_size=1) in [c.value for c in at.caption]
+        assert t(lang, "config_io.note.no_world_size") not in [i.value for i in at.info]  # the field says it once
         field.set_value(2).run()
         assert not at.exception and at.session_state["world_size"] == 2
         stated = page(lang)

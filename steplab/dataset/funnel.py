@@ -210,16 +210,21 @@ def _merge(names: Sequence[str], attrs: Mapping[str, DatasetAttr], tables: Mappi
     return _Side(parts, sources, rows)
 
 
-def _batches(count: int, size: int, workers: int | None) -> list[range]:
-    """The map batches `datasets` hands a processor: per contiguous worker shard, `size` rows at a time."""
+def _shards(count: int, workers: int | None) -> list[range]:
+    """The contiguous row ranges `datasets.map(num_proc=workers)` hands its worker processes."""
     shards = max(1, min(workers or 1, count)) if count else 1
     div, mod = divmod(count, shards)
-    out = []
-    for index in range(shards):
-        start = div * index + min(index, mod)
-        end = start + div + (1 if index < mod else 0)
-        out += [range(begin, min(begin + size, end)) for begin in range(start, end, size)]
-    return out
+    starts = [div * index + min(index, mod) for index in range(shards)]
+    return [range(start, start + div + (1 if index < mod else 0)) for index, start in enumerate(starts)]
+
+
+def _shard_batches(shard: range, size: int) -> list[range]:
+    return [range(begin, min(begin + size, shard.stop)) for begin in range(shard.start, shard.stop, size)]
+
+
+def _batches(count: int, size: int, workers: int | None) -> list[range]:
+    """The map batches `datasets` hands a processor: per contiguous worker shard, `size` rows at a time."""
+    return [batch for shard in _shards(count, workers) for batch in _shard_batches(shard, size)]
 
 
 def _token_bounds(side_name: str, side: _Side, valid: np.ndarray | None, settings: DataSettings,
@@ -328,20 +333,25 @@ def _process(side_name: str, side: _Side, settings: DataSettings, tokenizer: Tok
 
 
 def _check_batches(side_name: str, valid: np.ndarray, settings: DataSettings) -> None:
-    """Every map batch must keep a row once any batch does: `datasets` 4.0 cannot write a batch the processor emptied.
+    """In each worker's shard, every map batch must keep a row once one does: `datasets` 4.0 cannot write a batch
+    the processor emptied after (or before) one it did not.
 
-    The sft and pairwise processors return an empty mapping for a batch whose rows are all dropped, and
-    `ArrowWriter.write_batch` then fails ("Schema and number of arrays unequal") whether that batch comes
-    before or after one with examples. (When every batch is empty, LLaMA-Factory says it found no valid sample.)
+    The sft and pairwise processors return an empty mapping for a batch whose rows are all dropped, and the shard's
+    `ArrowWriter.write_batch` then fails ("Schema and number of arrays unequal"). A shard with no example at all
+    writes nothing and does no harm; when no shard has one, LLaMA-Factory says it found no valid sample.
     """
-    if not valid.any():
-        return
-    for number, batch in enumerate(_batches(len(valid), settings.preprocessing_batch_size,
-                                            settings.preprocessing_num_workers), 1):
-        if len(batch) and not valid[batch.start:batch.stop].any():
-            raise DatasetError("dataset.empty_batch", side=msg(f"dataset.side.{side_name}"), batch=number,
-                               first=batch.start + 1, last=batch.stop, size=settings.preprocessing_batch_size,
-                               release=DATASETS_RELEASE)
+    number = 0
+    for shard in _shards(len(valid), settings.preprocessing_num_workers):
+        batches = _shard_batches(shard, settings.preprocessing_batch_size)
+        if not valid[shard.start:shard.stop].any():
+            number += len(batches)
+            continue
+        for batch in batches:
+            number += 1
+            if not valid[batch.start:batch.stop].any():
+                raise DatasetError("dataset.empty_batch", side=msg(f"dataset.side.{side_name}"), batch=number,
+                                   first=batch.start + 1, last=batch.stop, size=settings.preprocessing_batch_size,
+                                   count=settings.preprocessing_batch_size, release=DATASETS_RELEASE)
 
 
 def _refusals(settings: DataSettings) -> None:
