@@ -205,8 +205,8 @@ def test_nearly_valid_specs_never_raise_anything_but_poll_error(data):
 
 
 @pytest.mark.parametrize(("response", "value"), [
-    ("150", 150), (150, 150), (150.0, 150), ("1,600", 1600), ("１５０", 150), (" 150 ", 150), ("0", 0), ("2.5", 2.5),
-    ("1e3", 1000), (10**9, 10**9), ("-0", 0),
+    ("150", 150), (150, 150), (150.0, 150), ("1,600", 1600), ("１５０", 150), (" 150 ", 150), ("0", 0),
+    ("1e3", 1000), (10**9, 10**9), ("-0", 0), ("150.0", 150),
 ])
 def test_check_reads_numbers_as_the_self_check_does(response, value):
     assert polls.check(a_setup_poll(), response) == value
@@ -223,6 +223,35 @@ def test_check_refuses_hostile_numbers_with_a_catalogue_message(response):
         polls.check(a_setup_poll(), response)
     assert raised.value.code in catalogue("en") and raised.value.code in catalogue("zh")
     assert all(raised.value.message(lang) for lang in LANGUAGES)
+
+
+@pytest.mark.parametrize("response", ["150.5", 150.5, "2.5", "1,600.25", "１５０.５", 0.1])
+def test_steps_are_whole_numbers_so_a_fraction_is_refused_with_its_value(response):
+    for poll in (a_setup_poll(), polls.poll_from_change(presets()["course_default"].setup(), "world_size", 2)):
+        with pytest.raises(PollAnswerError) as raised:
+            polls.check(poll, response)
+        assert raised.value.code == "poll.whole_steps"
+        typed = polls.parse_number(response) if isinstance(response, str) else response
+        assert quiz_number(typed) in raised.value.message("en"), raised.value.message("en")
+
+
+def quiz_number(value: float) -> str:
+    return f"{value:,}".rstrip("0").rstrip(".")
+
+
+def test_a_bank_question_takes_decimals_only_where_the_self_check_does():
+    decimal = [q for q in OFFERED if BANK[q].kind == "numeric" and not BANK[q].whole_answer]
+    whole = [q for q in OFFERED if BANK[q].kind == "numeric" and BANK[q].whole_answer]
+    assert decimal and whole
+    for qid in decimal:
+        assert polls.check(polls.poll_from_bank(qid, 0), "2.5") == 2.5
+    for qid in whole:
+        poll = polls.poll_from_bank(qid, 0)
+        for seed in SEEDS:  # a whole answer really is whole (the self-check's input then takes no decimals)
+            assert float(quiz.generate(BANK[qid], seed).answer).is_integer(), (qid, seed)
+        with pytest.raises(PollAnswerError) as raised:
+            polls.check(poll, "2.5")
+        assert raised.value.code == "poll.whole_number"
 
 
 def test_an_out_of_range_answer_says_the_range():
@@ -307,6 +336,34 @@ def test_every_offered_bank_question_builds_a_poll_that_matches_the_self_check(q
 
 def said_all(texts) -> list[dict[str, str]]:
     return [said(text) for text in texts]
+
+
+def test_the_rooms_wrong_answers_most_frequent_first_each_with_the_rule_that_gives_it():
+    poll = a_setup_poll()
+    shown = polls.reveal(poll)
+    rule = {trap.why.key.removeprefix("poll.trap."): trap for trap in shown.traps}
+    micro = make_plan(presets()["course_default"].setup()).micro_batches_per_epoch
+    values = tuple(sorted([shown.answer] * 4 + [float(micro)] * 3 + [rule["forgot_accumulation"].value] * 3 + [7.0] * 3
+                          + [rule["one_epoch"].value]))
+    given = polls.wrong_answers(poll, values)
+    # equal counts: the named rules first (by value), then an answer no rule gives; the right answer is not listed
+    assert [(item.value, item.count) for item in given] == [
+        (float(micro), 3), (rule["forgot_accumulation"].value, 3), (7.0, 3), (rule["one_epoch"].value, 1)]
+    assert [item.trap for item in given] == [rule["micro_batches"], rule["forgot_accumulation"], None,
+                                            rule["one_epoch"]]
+    assert polls.wrong_answers(poll, (shown.answer,) * 2) == ()
+    assert polls.wrong_answers(poll, ()) == ()
+    # traps nobody gave are not in it
+    assert {item.trap.why.key for item in given if item.trap} == {
+        "poll.trap.micro_batches", "poll.trap.forgot_accumulation", "poll.trap.one_epoch"}
+
+
+def test_a_choice_polls_wrong_options_are_counted_without_a_rule():
+    poll = a_choice_poll()
+    wrong = next(i for i in range(len(polls.options(poll))) if not polls.is_correct(poll, i))
+    right = next(iter(polls.reveal(poll).correct_options))
+    given = polls.wrong_answers(poll, tuple(sorted((float(wrong), float(wrong), float(right)))))
+    assert [(item.value, item.count, item.trap) for item in given] == [(float(wrong), 2, None)]
 
 
 def test_a_max_steps_bank_question_gets_the_setup_traps():

@@ -11,8 +11,9 @@ store keeps in its `polls.spec` column):
 A student's response is untrusted text (or an option index for choice): `check` turns it into the value to
 store, or raises `PollAnswerError` with a catalogue message. `reveal` gives the engine's answer, its worked
 arithmetic (`steplab.teaching.explain.Line`s) and the common wrong answers, each computed by the engine from a
-named wrong rule (forgot accumulation, forgot the GPUs, one epoch only, micro-batches instead of updates, one
-big division instead of per-epoch rounding ...), kept only when its value differs from the right one.
+named wrong rule (forgot accumulation, forgot the GPUs, one epoch only, the micro-batches of one epoch, one big
+division instead of per-epoch rounding, samples instead of updates ...), kept only when its value differs from the
+right one and from every rule before it. `wrong_answers` matches the answers a room gave to those rules.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ class PollError(InputError):
 class PollAnswerError(InputError):
     """A student's response that cannot be stored: empty, not a number, out of the question's range, too long,
     not one of the options. Codes: the self-check's `quiz.*` (`quiz.empty`, `quiz.not_a_number`, `quiz.too_large`,
-    `quiz.too_long`, `quiz.no_option`, `quiz.bad_option`) and `poll.out_of_range` (`low`, `high`)."""
+    `quiz.too_long`, `quiz.no_option`, `quiz.bad_option`), `poll.out_of_range` (`low`, `high`), and
+    `poll.whole_steps` / `poll.whole_number` (`value`: a fraction where a whole number is asked)."""
 
 
 @dataclass(frozen=True)
@@ -374,6 +376,14 @@ def options(poll: Poll) -> tuple[Text, ...]:
     return _question(poll).options
 
 
+def whole_answer(poll: Poll) -> bool:
+    """The answer is a whole number (steps, micro-batches, samples), so a fraction is refused rather than stored
+    as a wrong answer: every setup and change poll, and a bank question whose answer the self-check takes whole."""
+    if poll.kind != "bank":
+        return True
+    return is_numeric(poll) and _question(poll).spec.whole_answer
+
+
 def answer_range(poll: Poll) -> tuple[float, float]:
     """The range a numeric answer must fall in to be stored (0 ≤ answer ≤ 10^9, widened to hold the engine's
     answer); a choice poll's is (0, number of options - 1)."""
@@ -427,6 +437,8 @@ def check(poll: Poll, response: Any) -> float:
     value = parse_number(response)
     if isinstance(value, Message):
         raise _refuse(value)
+    if whole_answer(poll) and not value.is_integer():
+        raise PollAnswerError("poll.whole_steps" if poll.kind != "bank" else "poll.whole_number", value=tidy(value))
     low, high = answer_range(poll)
     if not low <= value <= high:
         raise PollAnswerError("poll.out_of_range", low=tidy(low), high=tidy(high))
@@ -491,6 +503,7 @@ def _setup_traps(plan: Plan) -> list[Trap]:
     if s.num_train_epochs != 1:
         traps.append(Trap(float(per_epoch), msg("poll.trap.one_epoch", value=per_epoch, epochs=epochs,
                                                 count=per_epoch)))
+    traps.append(Trap(float(micro), msg("poll.trap.micro_batches", value=micro, ga=ga, epochs=epochs, count=micro)))
     big = math.ceil(Fraction(s.num_samples) * Fraction(s.num_train_epochs) / (batch * ga * gpus))
     traps.append(Trap(float(big), msg("poll.trap.one_division", value=big, samples=s.num_samples, epochs=epochs,
                                       batch=batch, ga=ga, gpus=gpus, per_epoch=per_epoch)))
@@ -498,6 +511,13 @@ def _setup_traps(plan: Plan) -> list[Trap]:
         times = math.ceil(Fraction(s.num_train_epochs) * micro * ga)
         traps.append(Trap(float(times), msg("poll.trap.times_accumulation", value=times, micro=micro, ga=ga,
                                             epochs=epochs)))
+    if batch > 1 and (value := _total_or_none(s, per_device_train_batch_size=1)) is not None:
+        traps.append(Trap(float(value), msg("poll.trap.forgot_batch", value=value, batch=batch, count=batch)))
+    seen = Fraction(s.num_samples) * Fraction(s.num_train_epochs)
+    if seen.denominator == 1:  # a fraction of a sample is no one's answer (and a fraction is refused anyway)
+        traps.append(Trap(float(seen), msg("poll.trap.samples_seen", value=int(seen), samples=s.num_samples,
+                                           epochs=epochs, effective=plan.total_train_batch_size,
+                                           count=plan.total_train_batch_size)))
     return traps
 
 
@@ -561,3 +581,26 @@ def trap_for(poll: Poll, value: float) -> Trap | None:
     if number is None:
         return None
     return next((trap for trap in reveal(poll).traps if numbers_match(number, trap.value, None)), None)
+
+
+@dataclass(frozen=True)
+class Given:
+    """A wrong answer the room gave: the value, how many gave it, and the named wrong rule that produces it (None
+    when no rule we know does)."""
+
+    value: float
+    count: int
+    trap: Trap | None
+
+
+def wrong_answers(poll: Poll, values: tuple[float, ...]) -> tuple[Given, ...]:
+    """The wrong answers among `values` (a tally's), each once with its count, most frequent first (then the
+    named rules before the unexplained, then by value), each matched to its trap. A choice poll's wrong options
+    have no trap: its question's explanation covers them."""
+    counts: dict[float, int] = {}
+    for value in values:
+        if not is_correct(poll, value):
+            counts[value] = counts.get(value, 0) + 1
+    numeric = is_numeric(poll)
+    given = [Given(value, count, trap_for(poll, value) if numeric else None) for value, count in counts.items()]
+    return tuple(sorted(given, key=lambda item: (-item.count, item.trap is None, item.value)))

@@ -16,7 +16,7 @@ untrusted: anything a browser, a test or a URL could send is graded (wrong, or "
 """
 
 from steplab.teaching.quiz.bank import bank_by_id, load_bank, parse_bank
-from steplab.teaching.quiz.generate import draw, generate
+from steplab.teaching.quiz.generate import draw, from_token, generate
 from steplab.teaching.quiz.grade import grade, parse_number
 from steplab.teaching.quiz.schema import (
     BANK_FILE,
@@ -31,4 +31,4 @@ from steplab.teaching.quiz.schema import (
 )
 
 __all__ = ["BANK_FILE", "KINDS", "Control", "Feedback", "Option", "Question", "QuestionSpec", "QuizError", "Target",
-           "bank_by_id", "draw", "generate", "grade", "load_bank", "parse_bank", "parse_number"]
+           "bank_by_id", "draw", "from_token", "generate", "grade", "load_bank", "parse_bank", "parse_number"]

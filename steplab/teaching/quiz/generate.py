@@ -179,4 +179,17 @@ def draw(specs: list[QuestionSpec], rng: random.Random, *, lessons: set[int] | N
     if not pool:
         return None
     others = [s for s in pool if s.id != avoid] or pool
-    return generate(rng.choice(others), rng.randrange(2**31))
+    return generate(rng.choice(others), rng.randrange(MAX_SEED + 1))
+
+
+MAX_SEED = 2**31 - 1  # `draw`'s seeds are 0 ..= MAX_SEED
+TOKEN = re.compile(r"([A-Za-z0-9_-]{1,80}):([0-9]{1,10})")
+
+
+def from_token(text: object, specs: Mapping[str, QuestionSpec]) -> tuple[str, int] | None:
+    """A concrete question named by its token (`Question.token`, `<id>:<seed>`; e.g. kept in a page's address)
+    read back as (id, seed) when it names a question of `specs` with a seed `draw` could give, else None."""
+    match = TOKEN.fullmatch(text) if isinstance(text, str) else None
+    if match is None or match.group(1) not in specs or int(match.group(2)) > MAX_SEED:
+        return None
+    return match.group(1), int(match.group(2))

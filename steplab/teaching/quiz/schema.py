@@ -23,6 +23,8 @@ LESSONS = lesson_numbers()
 MAX_RESPONSE_CHARS = 64
 MAX_COMBINATIONS = 2_000  # parameter combinations checked one by one when a bank loads; beyond, a sample
 MAX_GRID = 20_000  # slider settings searched for a solution
+# Numeric answers that take decimals (the others are counts: whole numbers); a question with a tolerance does too.
+DECIMAL_ANSWERS = ("final_epoch", "eval_every_epochs", "first_lr", "last_lr", "num_train_epochs", "warmup_ratio")
 NUMERIC_FIELDS = tuple(name for name in FIELD_NAMES if isinstance(getattr(TrainingSetup(), name), int | float)
                        and not isinstance(getattr(TrainingSetup(), name), bool)) + ("warmup_ratio", "eval_steps")
 # Which lines of the worked arithmetic lead to each answer (all lines for anything not listed).
@@ -129,6 +131,12 @@ class QuestionSpec:
     @property
     def has_setup(self) -> bool:
         return bool(self.setup or self.params or self.controls)
+
+    @property
+    def whole_answer(self) -> bool:
+        """A numeric question whose answer is a whole number (a count: steps, batches, samples), taken without
+        decimals; a fraction of an epoch, a learning rate or a question with a tolerance takes decimals."""
+        return self.kind == "numeric" and self.answer not in DECIMAL_ANSWERS and self.tolerance is None
 
     @property
     def multiple(self) -> bool:
