@@ -23,6 +23,7 @@ from contextlib import closing
 from dataclasses import astuple
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -260,6 +261,26 @@ def test_a_class_from_open_to_delete(store, db_url):
     refused("class.not_seat", store.seat, ming.token, T0)
     for table_ in (classes, seats, polls_table, answers, progress_table):  # the cascade took everything
         assert count_rows(db_url, table_) == 0, table_.name
+
+
+def test_a_seat_looked_up_again_brings_its_last_progress_with_the_questions_already_counted(store, db_url):
+    """A new session on a seat's link (a server restart, another replica) takes the seat's progress back from the
+    database: the counts and the graded questions' tokens, so a lesson check's question is not counted twice."""
+    opened = store.open_class(T0)
+    seat = store.join(opened.join_code, "Kai", later(seconds=1))
+    assert store.seat(seat.token, later(seconds=2)).progress is None  # nothing reported yet
+    made = Progress(frozenset({1}), ((1, 1, 2),), 3, 4).with_answer(2, True, token="lesson:l2_q0:l2-x:2")
+    store.report_progress(seat.token, made, later(seconds=3))
+    back = store.seat(seat.token, later(seconds=4)).progress
+    assert back == made and back.seen == {"lesson:l2_q0:l2-x:2"}
+    assert back.with_answer(2, True, token="lesson:l2_q0:l2-x:2") == made  # counted once, after the restart too
+    replica = Store(db_url)  # another replica's door to the same database
+    try:
+        assert replica.seat(seat.token, later(seconds=5)).progress == made
+    finally:
+        replica.close()
+    row = store.roster(opened.host_token, later(seconds=6))[0]
+    assert (row.lessons_done, row.lesson_scores, row.selfstudy_attempts) == ((1,), ((1, 1, 2), (2, 1, 1)), 4)
 
 
 def test_a_choice_poll_stores_the_option_index(store):
@@ -546,8 +567,13 @@ def test_the_table_and_its_csv_show_the_same_cells(store):
     rows = store.roster(opened.host_token, now=later(seconds=4))
     for lang in LANGUAGES:
         header, cells = roster_cells(rows, lang)
-        assert header == [catalogue(lang)[f"class.csv.{column}"] for column in CSV_COLUMNS]
+        assert header == [t(lang, f"class.csv.{column}", zone="UTC") for column in CSV_COLUMNS]
         assert cells[0][:5] == ["Mei", "2026-12-03 09:00:01", "1 3", "1: 2/3", "4"]
         assert cells[1][0] == t(lang, "class.csv.unnamed", number=2)
         parsed = list(csv.reader(io.StringIO(roster_csv(rows, lang).lstrip("\ufeff"))))
         assert parsed == [header, *cells]
+        # in the reader's zone: a class in Beijing reads its own clock, and the header names the zone
+        beijing = ZoneInfo("Asia/Shanghai")
+        header, cells = roster_cells(rows, lang, beijing)
+        assert "Asia/Shanghai" in header[1] and cells[0][1] == "2026-12-03 17:00:01"
+        assert list(csv.reader(io.StringIO(roster_csv(rows, lang, beijing).lstrip("\ufeff"))))[1][1] == cells[0][1]

@@ -28,7 +28,7 @@ import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.pool import StaticPool
 
 from steplab.classroom import migrations, polls
+from steplab.classroom.localtime import local_text, zone_label
 from steplab.classroom.polls import Poll, PollAnswerError
 from steplab.classroom.tables import answers, classes, seats
 from steplab.classroom.tables import polls as polls_table
@@ -97,12 +98,14 @@ class ClassInfo:
 
 @dataclass(frozen=True)
 class Seat:
-    """A student's place in a class (`token` only when just joined: it goes into the student's link)."""
+    """A student's place in a class (`token` only when just joined: it goes into the student's link; `progress`
+    only when looked up: the latest progress the seat reported, None before any)."""
 
     class_id: int
     student_id: int
     nickname: str
     token: str | None = None
+    progress: Progress | None = None
 
 
 @dataclass(frozen=True)
@@ -341,12 +344,16 @@ class Store:
             return Seat(int(row.id), int(result.inserted_primary_key[0]), nickname, token)
 
     def seat(self, seat_token: str, now: datetime | None = None) -> Seat:
-        """The seat of this token (`token` is None), or `ClassError("class.not_seat")` (`class.ended` once the
-        class's lifetime is over)."""
+        """The seat of this token with the progress it last reported (`token` is None), or
+        `ClassError("class.not_seat")` (`class.ended` once the class's lifetime is over). A new session on a seat's
+        link (after a server restart, on another replica) takes its progress back from here."""
         now = _now(now)
         with self._read() as connection:
             row = _seat_row(connection, seat_token, now)
-        return Seat(int(row.class_id), int(row.id), row.nickname)
+            payload = connection.execute(select(progress_table.c.payload)
+                                         .where(progress_table.c.seat_id == row.id)).scalar_one_or_none()
+        return Seat(int(row.class_id), int(row.id), row.nickname,
+                    progress=None if payload is None else _progress_of(payload))
 
     def answer(self, seat_token: str, poll_id: int, response: object, now: datetime | None = None) -> float:
         """Store (or replace) this seat's answer to an open poll of its class; the stored value.
@@ -563,9 +570,9 @@ def _poll_of(spec: str) -> Poll:
 
 
 def _payload(learner: Progress) -> str:
-    data = learner.to_dict()
-    data.pop("seen", None)  # the session's graded-question tokens: not the class's business
-    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+    """The progress as stored, with its graded-question tokens (`seen`): a session that takes the seat back after a
+    restart must not count a lesson check's question a second time (the class table never shows them)."""
+    return json.dumps(learner.to_dict(), sort_keys=True, separators=(",", ":"))
 
 
 def _progress_of(payload: str | None) -> Progress:
@@ -638,13 +645,15 @@ def clean_nickname(nickname: object) -> str:
     return text
 
 
-def roster_cells(rows: tuple[RosterRow, ...], lang: str) -> tuple[list[str], list[list[str]]]:
+def roster_cells(rows: tuple[RosterRow, ...], lang: str, zone: tzinfo = UTC) -> tuple[list[str], list[list[str]]]:
     """The class table as the page and the CSV show it: the header in the user's language and one row of text
-    cells per student. A student without a nickname is named by join order (`class.csv.unnamed`: "student 3")."""
-    header = [t(lang, f"class.csv.{column}") for column in CSV_COLUMNS]
+    cells per student. A student without a nickname is named by join order (`class.csv.unnamed`: "student 3").
+    Join times are wall-clock times in `zone` (the reader's), named in the header."""
+    header = [t(lang, f"class.csv.{column}", **({"zone": zone_label(zone)} if column == "joined_at" else {}))
+              for column in CSV_COLUMNS]
     cells = [[str(cell) for cell in (
         row.nickname or t(lang, "class.csv.unnamed", number=number),
-        row.joined_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+        local_text(row.joined_at, zone, seconds=True),
         " ".join(str(lesson) for lesson in row.lessons_done),
         "; ".join(f"{lesson}: {correct}/{attempts}" for lesson, correct, attempts in row.lesson_scores),
         row.selfstudy_correct, row.selfstudy_attempts, row.polls_answered, row.polls_correct)]
@@ -652,12 +661,12 @@ def roster_cells(rows: tuple[RosterRow, ...], lang: str) -> tuple[list[str], lis
     return header, cells
 
 
-def roster_csv(rows: tuple[RosterRow, ...], lang: str) -> str:
+def roster_csv(rows: tuple[RosterRow, ...], lang: str, zone: tzinfo = UTC) -> str:
     """The class table as CSV (`roster_cells`; UTF-8 with BOM so Excel opens Chinese right); cells that start
     with `=`, `+`, `-` or `@` are quoted against formula injection."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
-    header, cells = roster_cells(rows, lang)
+    header, cells = roster_cells(rows, lang, zone)
     writer.writerow(header)
     writer.writerows([_safe_cell(cell) for cell in row] for row in cells)
     return "\ufeff" + out.getvalue()
