@@ -83,7 +83,8 @@ except (ClassError, *view.DATABASE_ERRORS) as error:
 
 # ---- where students join: the code, the QR code, the link --------------------------------------------------------
 join = links.join_url(st.context.url, info.join_code, os.environ.get(links.PUBLIC_URL_ENV))
-code_until = f"{info.code_expires_at:%Y-%m-%d %H:%M}"
+zone = view.reader_zone()  # times as the instructor's browser reads them, not the database's UTC
+code_until = view.when(info.code_expires_at, lang, zone)
 
 
 def where_to_join(qr_width: int) -> None:
@@ -94,7 +95,7 @@ def where_to_join(qr_width: int) -> None:
         if not links.reachable_from_phones(join):
             st.warning(t(lang, "room.unreachable", host=st.context.url or join), icon=":material/wifi_off:")
         if not context.presenter:
-            st.caption(sentences(lang, t(lang, "room.secret"), t(lang, "room.ends", time=f"{info.expires_at:%Y-%m-%d %H:%M}")))
+            st.caption(sentences(lang, t(lang, "room.secret"), t(lang, "room.ends", time=view.when(info.expires_at, lang, zone))))
     with right:
         if join.startswith(("http://", "https://")):
             st.image(view.qr_png(join), caption=t(lang, "room.qr_alt", code=info.join_code), width=qr_width,
@@ -174,15 +175,15 @@ def live() -> None:
 
 live()
 
-# ---- the class table (names: never on the projector) --------------------------------------------------------
+# ---- the class table: names and who was right, so folded (the normal view is projected too) and never drawn
+# ---- in presenter view; read only while the instructor has it open ---------------------------------------------
 def fresh_csv() -> bytes:
     """The class table as it is at the moment of the click (read again: the table on screen may be seconds old)."""
-    return roster_csv(room.roster(token), lang).encode("utf-8")
+    return roster_csv(room.roster(token), lang, zone).encode("utf-8")
 
 
 @st.fragment(run_every=view.TABLE_REFRESH_SECONDS)
 def class_table() -> None:
-    st.subheader(t(lang, "room.table.title"))
     st.caption(t(lang, "room.table.caption"))
     try:
         rows = room.roster(token)
@@ -192,7 +193,7 @@ def class_table() -> None:
     if not rows:
         st.info(t(lang, "room.table.empty"), icon=":material/group:")
         return
-    header, cells = roster_cells(rows, lang)
+    header, cells = roster_cells(rows, lang, zone)
     st.dataframe({name: [row[i] for row in cells] for i, name in enumerate(header)}, hide_index=True,
                  width="stretch")
     st.download_button(t(lang, "room.table.download"), data=fresh_csv,
@@ -201,7 +202,11 @@ def class_table() -> None:
 
 
 if not context.presenter:
-    class_table()
+    table = st.expander(t(lang, "room.table.title"), icon=":material/group:", key="room_table_open",
+                        on_change="rerun")
+    if table.open:
+        with table:
+            class_table()
     with st.expander(t(lang, "room.delete.title"), icon=":material/delete:"):
         confirmed = st.checkbox(t(lang, "room.delete.confirm"), key="room_delete_confirm")
         st.button(t(lang, "room.delete.button"), on_click=delete, args=(token,), disabled=not confirmed,

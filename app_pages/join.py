@@ -1,6 +1,7 @@
 """Join a class, the student's side: the join code and an optional nickname, then the instructor's current
 question, an answer, and after the reveal the feedback and the room's spread (never another student's answer or
-name). The seat is this page's address (`?seat=<token>`); lessons and checks finished meanwhile reach the class."""
+name). The seat is in every page's address (`?seat=<token>`, `steplab_ui.seat`) and in the database, so it outlives
+a server restart; lessons and checks finished meanwhile reach the class."""
 
 import streamlit as st
 
@@ -8,10 +9,10 @@ from steplab.classroom import polls
 from steplab.classroom.store import MAX_CODE_INPUT_CHARS, MAX_NICKNAME_CHARS, ClassError, Seat
 from steplab.i18n import sentences, t
 from steplab_ui import classroom_view as view
+from steplab_ui import seat as seats
 from steplab_ui.page import page
 from steplab_ui.quiz_view import get_progress
 
-SEAT = "seat"  # the URL parameter holding the student's seat token
 SEEN = "join_seen"  # (poll id, revealed) of the question this page drew; the watcher reruns the page when it moves
 PROBLEM = "join_problem"
 
@@ -23,9 +24,7 @@ if room is None:
 
 
 def forget(message: str | None = None) -> None:
-    st.session_state.pop(view.SEAT_KEY, None)
-    st.session_state.pop(view.REPORTED_KEY, None)
-    st.query_params.pop(SEAT, None)
+    seats.leave()
     if message:
         st.session_state[PROBLEM] = message
 
@@ -44,9 +43,8 @@ def take_seat() -> None:
     except view.DATABASE_ERRORS:
         st.session_state[PROBLEM] = t(lang, "room.busy")
         return
-    st.session_state[view.SEAT_KEY] = seat.token
     st.query_params.pop("code", None)
-    st.query_params[SEAT] = seat.token
+    seats.take(seat.token)
 
 
 def leave() -> None:
@@ -67,14 +65,11 @@ def send(token: str, poll_id: int, key: str) -> None:
 if st.session_state.pop("join_left", False):
     st.info(t(lang, "join.left"), icon=":material/logout:")
 
-token = st.query_params.get(SEAT) or st.session_state.get(view.SEAT_KEY)
+token = seats.token()  # page() took it back from the address in a new session
 seat: Seat | None = None
 if token:
     try:
         seat = room.seat(token)
-        st.session_state[view.SEAT_KEY] = token
-        if st.query_params.get(SEAT) != token:
-            st.query_params[SEAT] = token
     except ClassError as error:
         forget(error.message(lang))
     except view.DATABASE_ERRORS:
@@ -94,10 +89,10 @@ if seat is None:
     st.stop()
 
 if seat.nickname:
-    st.success(t(lang, "join.joined", nickname=seat.nickname), icon=":material/how_to_reg:")
+    st.success(t(lang, "join.joined", nickname=view.literal(seat.nickname)), icon=":material/how_to_reg:")
 else:
     st.success(t(lang, "join.joined_anonymous"), icon=":material/how_to_reg:")
-view.report_progress(get_progress())  # what was finished before joining counts too
+seats.report_progress(get_progress())  # what was finished before joining counts too
 
 current = None
 try:
@@ -124,7 +119,8 @@ else:
             with st.form(f"join_form_{current.poll_id}", border=False):
                 if polls.is_numeric(poll):
                     st.text_input(t(lang, "join.answer"), key=key, max_chars=polls.MAX_TEXT_CHARS,
-                                  help=t(lang, "join.answer_help"))
+                                  help=t(lang, "join.answer_help" if polls.whole_answer(poll)
+                                         else "join.answer_help_decimal"))
                 else:
                     options = polls.options(poll)
                     st.radio(t(lang, "join.option"), range(len(options)), key=key, index=None,

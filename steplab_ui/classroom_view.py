@@ -1,5 +1,6 @@
 """The live class on screen: the database door of this process, the join QR code, the answers' chart, the
-reveal, a student's answer form and feedback, and a joined student's progress reaching the class table.
+reveal, a student's answer form and feedback, and times in the reader's time zone. (A joined student's seat and the
+progress it reports: `steplab_ui.seat`.)
 
 Every number comes from the engine (`steplab.classroom`): the tally, the spread's bars, the reveal's answer,
 arithmetic and traps. Names and answers of other students never reach a student's page: only the aggregate.
@@ -9,6 +10,9 @@ from __future__ import annotations
 
 import io
 import logging
+import re
+import string
+from datetime import datetime, tzinfo
 from functools import lru_cache
 from typing import Any
 
@@ -17,38 +21,47 @@ import segno
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
-from steplab.classroom import polls, spread
+from steplab.classroom import localtime, polls, spread
 from steplab.classroom.polls import Poll
 from steplab.classroom.spread import Bar
 from steplab.classroom.store import ClassError, Store, Tally
 from steplab.i18n import fmt_number, t
 from steplab.teaching.explain import Line
-from steplab.teaching.progress import Progress
 from steplab_ui.layout import COLOURS
 from steplab_ui.presenter import figure_layout
 
-SEAT_KEY = "class_seat"  # the student's seat token in this session (also `?seat=` on the join page)
-REPORTED_KEY = "class_reported"  # the progress last sent to the class, so an unchanged one is not sent again
 REFRESH_SECONDS = 2  # how often the projector and a student's page read the current question
 TABLE_REFRESH_SECONDS = 10  # how often the instructor's class table is read again
 VERDICT_COLOURS = {"open": COLOURS["micro_batch"], "right": COLOURS["epoch"], "trap": COLOURS["update"],
                    "other": COLOURS["sample"]}
 DATABASE_ERRORS = (SQLAlchemyError, OSError)
+MAX_EXPLAINED = 8  # the reveal explains this many of the room's wrong answers, the most frequent; one line counts the rest
 LOG = logging.getLogger(__name__)
 
 
 @st.cache_resource(show_spinner=False)
-def _open_store() -> Store:
+def open_store() -> Store:
+    """The class database of this process (opened once, shared by every session); raises `DATABASE_ERRORS`."""
     return Store()
 
 
 def store(lang: str) -> Store | None:
     """The class database of this process (opened once, shared by every session), or None after a clear message."""
     try:
-        return _open_store()
+        return open_store()
     except DATABASE_ERRORS as error:
         st.error(t(lang, "room.db_error", error=type(error).__name__), icon=":material/database:")
         return None
+
+
+def reader_zone() -> tzinfo:
+    """The time zone of this page's reader: the browser's (`st.context`), UTC when the browser did not say."""
+    return localtime.browser_zone(st.context.timezone, st.context.timezone_offset)
+
+
+def when(moment: datetime, lang: str, zone: tzinfo) -> str:
+    """A class time as the reader reads it: `2026-12-03 17:00 (Asia/Shanghai)`."""
+    return t(lang, "room.time", time=localtime.local_text(moment, zone), zone=localtime.zone_label(zone, moment))
 
 
 def say_error(error: Exception, lang: str) -> None:
@@ -58,6 +71,15 @@ def say_error(error: Exception, lang: str) -> None:
     else:
         LOG.warning("class database: %s", error, exc_info=error)  # for the operator's log, never the page
         st.error(t(lang, "room.busy"), icon=":material/hourglass_empty:")
+
+
+MARKDOWN_SPECIALS = re.compile("([" + re.escape(string.punctuation) + "])")
+
+
+def literal(text: str) -> str:
+    """`text` as typed, inside Markdown (a nickname): every ASCII punctuation mark backslash-escaped (CommonMark
+    lets any of them be), so nothing in it turns into emphasis, a link, HTML, LaTeX or an icon."""
+    return MARKDOWN_SPECIALS.sub(r"\\\1", text)
 
 
 @lru_cache(maxsize=64)
@@ -156,9 +178,22 @@ def worked_lines(lines: tuple[Line, ...], lang: str) -> str:
                        + (f"{dash}{line.note.get(lang)}" if line.note else "") for line in lines)
 
 
+def given_lines(poll: Poll, tally: Tally, lang: str) -> list[str]:
+    """The wrong answers the room gave, most frequent first, each with the wrong rule that produces it (or that no
+    common rule does), as Markdown list items; beyond `MAX_EXPLAINED` answers, one line counts the rest."""
+    given = polls.wrong_answers(poll, tally.values)
+    lines = [t(lang, "room.reveal.trap", value=answer_text(poll, item.value, lang), count=item.count,
+               why=item.trap.why.get(lang)) if item.trap is not None else
+             t(lang, "room.reveal.no_rule", value=answer_text(poll, item.value, lang), count=item.count)
+             for item in given[:MAX_EXPLAINED]]
+    if rest := given[MAX_EXPLAINED:]:
+        lines.append(t(lang, "room.reveal.more", answers=len(rest), count=len(rest)))
+    return [f"- {line}" for line in lines]
+
+
 def show_reveal(poll: Poll, tally: Tally, lang: str) -> None:
-    """The projector's reveal: the answer, how many got it, the arithmetic, and each common wrong answer with
-    how many gave it."""
+    """The projector's reveal: the answer, how many got it, the arithmetic, and the wrong answers the room gave,
+    each explained by the rule that produces it (no names: values and counts only)."""
     shown = polls.reveal(poll)
     right = spread.right_count(poll, tally.values)
     right_answer = right_answer_text(poll, lang)
@@ -171,12 +206,9 @@ def show_reveal(poll: Poll, tally: Tally, lang: str) -> None:
         st.markdown(worked_lines(shown.worked, lang))
     if shown.explanation is not None:
         st.markdown(f"**{t(lang, 'room.reveal.explanation')}**\n\n{shown.explanation.get(lang)}")
-    if shown.traps:
+    if polls.is_numeric(poll) and (lines := given_lines(poll, tally, lang)):
         st.markdown(f"**{t(lang, 'room.reveal.traps')}**")
-        given = [sum(1 for value in tally.values if value == trap.value) for trap in shown.traps]
-        st.markdown("\n".join(
-            f"- {t(lang, 'room.reveal.trap', value=answer_text(poll, trap.value, lang), count=count, why=trap.why.get(lang))}"
-            for trap, count in zip(shown.traps, given, strict=True)))
+        st.markdown("\n".join(lines))
 
 
 def feedback(poll: Poll, mine: float | None, lang: str) -> None:
@@ -193,31 +225,9 @@ def feedback(poll: Poll, mine: float | None, lang: str) -> None:
         trap = polls.trap_for(poll, mine)
         if trap is not None:
             st.markdown(t(lang, "join.trap", why=trap.why.get(lang)))
+        elif polls.is_numeric(poll):
+            st.markdown(t(lang, "join.no_rule", value=answer_text(poll, mine, lang)))
     if shown.worked:
         st.markdown(worked_lines(shown.worked, lang))
     if shown.explanation is not None:
         st.markdown(shown.explanation.get(lang))
-
-
-# --------------------------------------------------------------------------- a joined student's progress
-
-
-def report_progress(progress: Progress) -> None:
-    """Send the learner's progress to their class, if they joined one in this session and it changed.
-
-    Called whenever the progress changes (lessons, checks, a restored code). A seat that no longer works (class
-    deleted or ended) is forgotten; a database that does not answer is tried again at the next change.
-    """
-    token = st.session_state.get(SEAT_KEY)
-    payload = progress.to_dict()
-    if not token or st.session_state.get(REPORTED_KEY) == payload:
-        return
-    try:
-        room = _open_store()
-        room.report_progress(token, progress)
-    except ClassError:
-        st.session_state.pop(SEAT_KEY, None)
-        return
-    except DATABASE_ERRORS:
-        return
-    st.session_state[REPORTED_KEY] = payload

@@ -1,5 +1,6 @@
 """Every page's preamble: the shell (language, menu, sidebar setup), the first row (title and the presenter
-switch), the presenter style when it is on, and the URL notices, in one call."""
+switch), the presenter style when it is on, the URL notices, and a live class's seat kept in the address, in one
+call."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from streamlit.delta_generator import DeltaGenerator
 from steplab.errors import SetupError
 from steplab.trainer.plan import Plan
 from steplab.trainer.setup import TrainingSetup
-from steplab_ui import layout, presenter, state
+from steplab_ui import layout, presenter, seat, state
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,4 +45,8 @@ def page(name: str | None) -> PageContext:
     if name is not None:
         layout.header(lang, name, heading, intro=not on)
     state.show_url_notices(lang)
+    if (restored := seat.keep(lang)) is not None:  # a class seat taken back from the address: its progress too
+        from steplab_ui import quiz_view
+
+        quiz_view.restore_from_class(restored)
     return PageContext(lang, setup, error, on, heading)

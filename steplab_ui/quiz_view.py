@@ -24,10 +24,10 @@ from steplab.teaching.progress import (
     to_json,
 )
 from steplab.teaching.quiz import Control, Feedback, Question, grade
-from steplab_ui.classroom_view import report_progress
+from steplab_ui.seat import report_progress
 
 PROGRESS_KEY = "steplab_progress"
-DECIMAL_ANSWERS = ("final_epoch", "eval_every_epochs", "first_lr", "last_lr", "num_train_epochs", "warmup_ratio")
+FIRST_VERDICTS = "quiz_first_verdicts"  # question-instance token -> whether its counted (first) check was right
 
 
 # --------------------------------------------------------------------------- progress in the session
@@ -50,16 +50,37 @@ def set_progress(progress: Progress) -> None:
     report_progress(progress)
 
 
+def restore_from_class(stored: Progress) -> None:
+    """A session that took a class seat back from its address (a new session after a server restart, or on another
+    replica) starts from the progress the seat last reported; progress this session already made wins, and goes to
+    the class."""
+    if st.session_state.get(PROGRESS_KEY):
+        report_progress(get_progress())
+    else:
+        st.session_state[PROGRESS_KEY] = stored.to_dict()
+
+
 def mark_lesson_done(lesson: int, done: bool = True) -> None:
     set_progress(get_progress().with_lesson_done(lesson, done))
 
 
-def record(question: Question, feedback: Feedback, key: str, source: str | None) -> None:
-    """Count a graded answer once per question instance: in its lesson's check, or in self-study."""
+def record(question: Question, feedback: Feedback, key: str, source: str | None) -> str:
+    """Count a graded answer once per question instance (its first check): in its lesson's check, or in self-study.
+
+    Says how this check stands in the score, for its message to agree with it: `counted` (this check counted, or
+    nothing is counted here), else the verdict of the earlier check that counted: `earlier_right`, `earlier_wrong`,
+    or `earlier` (counted before this session knew its verdict: a restored progress).
+    """
     if source is None or feedback.status == "invalid":
-        return
+        return "counted"
+    token = f"{source}:{key}:{question.token}"
+    firsts = st.session_state.setdefault(FIRST_VERDICTS, {})
+    if token in get_progress().seen:
+        return {True: "earlier_right", False: "earlier_wrong"}.get(firsts.get(token), "earlier")
+    firsts[token] = feedback.correct
     lesson = None if source == "selfstudy" else question.lesson
-    set_progress(get_progress().with_answer(lesson, feedback.correct, token=f"{source}:{key}:{question.token}"))
+    set_progress(get_progress().with_answer(lesson, feedback.correct, token=token))
+    return "counted"
 
 
 # --------------------------------------------------------------------------- one question
@@ -71,6 +92,11 @@ def _base(question: Question, key: str) -> str:
 
 def _feedback_key(key: str) -> str:
     return f"{key}__feedback"
+
+
+def _checked_key(key: str) -> str:
+    """Set by the check button's callback for the run it starts: the click was graded."""
+    return f"{key}__checked"
 
 
 def _clear(key: str) -> None:
@@ -91,9 +117,9 @@ def _response(question: Question, base: str) -> Any:
 
 def _check(question: Question, key: str, source: str | None) -> None:
     """The check button's callback: grade before the page draws, so scores shown above are current."""
+    st.session_state[_checked_key(key)] = True
     feedback = grade(question, _response(question, _base(question, key)))
-    st.session_state[_feedback_key(key)] = (question.token, feedback)
-    record(question, feedback, key, source)
+    st.session_state[_feedback_key(key)] = (question.token, feedback, record(question, feedback, key, source))
 
 
 def _field_label(lang: str, name: str) -> str:
@@ -116,7 +142,7 @@ def _slider(control: Control, lang: str, base: str, key: str) -> None:
 
 def _input(question: Question, lang: str, base: str, key: str) -> None:
     if question.kind == "numeric":
-        decimal = question.spec.answer in DECIMAL_ANSWERS or question.spec.tolerance is not None
+        decimal = not question.spec.whole_answer
         st.number_input(
             t(lang, "quiz.answer_label"), value=None, step=0.1 if decimal else 1,
             format="%g" if decimal else "%d", placeholder=t(lang, "quiz.answer_placeholder"),
@@ -148,13 +174,17 @@ def _lines(feedback: Feedback, lang: str) -> None:
         st.markdown(_labelled(lang, line.label.get(lang), f"`{line.formula}`{note}"))
 
 
-def show_feedback(question: Question, feedback: Feedback, lang: str) -> None:
+def show_feedback(question: Question, feedback: Feedback, lang: str, counted: str = "counted") -> None:
     """✓/✗ with the message, the targets (sliders), the hint when wrong, the explanation and the arithmetic.
 
     A wrong answer keeps what would give the answer away (the arithmetic of a numeric or choice question, a
     choice's explanation) folded in an expander; the arithmetic of the learner's own slider setting is shown.
+    A later check than the one that counted says so in the same box (`counted`, from `record`), so that a "✓"
+    never stands beside a score that did not move.
     """
     message = feedback.message.get(lang)
+    if counted != "counted":
+        message = f"{message}\n\n{t(lang, f'quiz.not_counted.{counted}')}"
     if feedback.status == "correct":
         st.success(f"**{t(lang, 'quiz.correct_mark')}** · {message}")
     elif feedback.status == "wrong":
@@ -202,12 +232,17 @@ def render_question(question: Question, lang: str, key: str, *, source: str | No
                      kind=t(lang, f"quiz.kind.{question.kind}")))
         st.markdown(question.prompt.get(lang))
         _input(question, lang, base, key)
-        st.button(t(lang, "quiz.check"), key=f"{base}__check", type="primary", icon=":material/check:",
-                  on_click=_check, args=(question, key, source))
+        clicked = st.button(t(lang, "quiz.check"), key=f"{base}__check", type="primary", icon=":material/check:",
+                            on_click=_check, args=(question, key, source))
+        if clicked and not st.session_state.pop(_checked_key(key), False):
+            # a click the callback did not see: the first run of a new session (after a server restart the page
+            # reconnects to a new session, which has no callbacks registered yet). Grade it now, and draw again.
+            _check(question, key, source)
+            st.rerun()
         stored = st.session_state.get(_feedback_key(key))
         if stored is None:
             return None
-        show_feedback(question, stored[1], lang)
+        show_feedback(question, stored[1], lang, stored[2])
         return stored[1]
 
 

@@ -74,6 +74,23 @@ def test_numeric_right_then_wrong(lang):
     assert any(question.hint.get(lang) in i.value for i in at.info)
     assert at.expander[0].label == catalogue(lang)["quiz.worked_reveal"]
     assert score(at, lang) == "1 / 1"  # a question counts once, at its first check
+    assert catalogue(lang)["quiz.not_counted.earlier_right"] in at.error[0].value  # and the box says so
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_corrected_second_try_is_right_and_says_why_the_score_did_not_move(lang):
+    """Issue 27 item 13: "✓ Right" after a corrected try stood beside a score of 0 / 1. The score counts each
+    question's first check (its help says so); the ✓ box of a later check says that the first one counted."""
+    at = page(lang, ("l4-total-steps", 11))
+    question = shown(at)
+    at.number_input(key=f"{base(question)}__answer").set_value(question.answer + 1).run()
+    check(at, question)
+    assert score(at, lang) == "0 / 1" and catalogue(lang)["quiz.not_counted.earlier_wrong"] not in at.error[0].value
+    at.number_input(key=f"{base(question)}__answer").set_value(question.answer).run()
+    check(at, question)
+    assert score(at, lang) == "0 / 1"
+    box = at.success[0].value
+    assert catalogue(lang)["quiz.correct_mark"] in box and catalogue(lang)["quiz.not_counted.earlier_wrong"] in box
 
 
 def test_choice_wrong_gives_hint_and_right_gives_explanation():
@@ -130,6 +147,29 @@ def test_new_question_and_lesson_filter():
     at.pills(key="selfcheck_lessons").set_value([]).run()
     assert not at.exception
     assert any(catalogue("en")["quiz.no_lessons"] in i.value for i in at.info)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_question_on_screen_is_in_the_address_and_a_new_session_there_shows_it_again(lang):
+    """Issue 27 item 7: after a server restart the page starts a new session on the same address; the question (and
+    the answer typed into it) must not change under the student's hands."""
+    at = page(lang)
+    question = shown(at)
+    assert at.query_params["question"] == question.token
+    at.button(key="selfcheck_new").click().run()
+    assert at.query_params["question"] == shown(at).token != question.token
+    again = AppTest.from_file(PAGE, default_timeout=60)  # a new session on that address
+    again.query_params.update({"lang": lang, "question": at.query_params["question"]})
+    again.run()
+    assert not again.exception and shown(again).token == at.query_params["question"]
+    for bad in ("l4-total-steps:99999999999", "no-such-question:1", "l4-total-steps", "x" * 500, ":1"):
+        broken = AppTest.from_file(PAGE, default_timeout=60)
+        broken.query_params.update({"lang": lang, "question": bad})
+        broken.run()
+        assert not broken.exception
+        assert [w.value for w in broken.warning] == [catalogue(lang)["quiz.link_question"].format(
+            value=bad[:40])], bad
+        assert broken.query_params["question"] == shown(broken).token  # a new question, in the address
 
 
 def test_progress_code_restores_and_bad_codes_say_why():
