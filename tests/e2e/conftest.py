@@ -100,6 +100,13 @@ class StreamlitServer:
                 self._process.wait(timeout=10)
         self._log.close()
 
+    def restart(self) -> StreamlitServer:
+        """Stop the server and start a new one on the same port and settings, as a deployment does: the browsers'
+        pages reconnect to it with new sessions (the earlier output stays in the old log file)."""
+        self.stop()
+        self._log = tempfile.NamedTemporaryFile(prefix="steplab-e2e-", suffix=".log", delete=False)
+        return self.start()
+
     def log(self) -> str:
         self._log.flush()
         return Path(self._log.name).read_text(encoding="utf-8", errors="replace")

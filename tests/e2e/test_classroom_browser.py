@@ -20,6 +20,8 @@ from steplab.i18n import fmt_int, t
 from steplab.teaching.presets import presets
 from steplab.trainer.plan import make_plan
 
+from . import classroom_steps as steps
+from .classroom_steps import LIVE, answer, metric_value, shown
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import expect_no_exception, open_app, wait_for_app_run
 
@@ -28,54 +30,18 @@ pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=S
 SETUP = presets()["course_default"].setup()
 PLAN = make_plan(SETUP)
 POLL = polls.poll_from_setup(SETUP)
-LIVE = 20_000  # the projector refreshes every couple of seconds by itself: no reload in this test
-
-
-def metric_value(page: Page, label: str):
-    """The value of the metric card labelled exactly `label` ("Answer" is not "Answered")."""
-    label_cell = page.get_by_test_id("stMetricLabel").filter(has_text=re.compile(f"^{re.escape(label)}$"))
-    return page.get_by_test_id("stMetric").filter(has=label_cell).get_by_test_id("stMetricValue")
-
-
-def shown(text: str) -> str:
-    """The words of a Markdown sentence as the page shows them, up to its first code span or bold mark."""
-    return re.split(r"`|\*\*", text)[0].strip()
-
-
-def lang_query(lang: str) -> str:
-    return "lang=en" if lang == "en" else ""
 
 
 def open_class(browser: Browser, server: StreamlitServer, lang: str) -> tuple[Page, str]:
     page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-    open_app(page, f"{server.url}/class?{lang_query(lang)}")
-    page.get_by_role("button", name=t(lang, "room.open")).click()
-    wait_for_app_run(page)
-    expect(metric_value(page, t(lang, "room.code"))).to_have_text(re.compile(r"^[0-9A-Z]{6}$"))
-    expect(page.get_by_test_id("stImage").get_by_role("img")).to_be_visible()  # the QR code
-    return page, metric_value(page, t(lang, "room.code")).inner_text()
+    return page, steps.open_class(page, server.url, lang)
 
 
 def join(browser: Browser, server: StreamlitServer, code: str, nickname: str, lang: str, width: int = 1280,
          scheme: str = "light", typed: bool = False) -> Page:
     page = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme).new_page()
-    open_app(page, f"{server.url}/join?{lang_query(lang)}" + ("" if typed else f"&code={code}"))
-    if typed:
-        page.get_by_role("textbox", name=t(lang, "join.code")).fill(code.lower())
-    page.get_by_role("textbox", name=t(lang, "join.nickname")).fill(nickname)
-    page.get_by_role("button", name=t(lang, "join.button"), exact=True).click()
-    wait_for_app_run(page)
-    expect(page.get_by_text(t(lang, "join.joined", nickname=nickname).replace("**", ""))).to_be_visible()
+    steps.join(page, server.url, code, nickname, lang, typed=typed)
     return page
-
-
-def answer(page: Page, lang: str, value: str) -> None:
-    box = page.get_by_role("textbox", name=t(lang, "join.answer"))
-    expect(box).to_be_visible(timeout=LIVE)  # the question arrives by itself
-    box.fill(value)
-    page.get_by_role("button", name=t(lang, "join.send"), exact=True).click()
-    wait_for_app_run(page)
-    expect(page.get_by_text(t(lang, "join.sent", value=value).replace("**", ""))).to_be_visible()
 
 
 def test_a_live_class_with_three_students(browser: Browser, app_server: StreamlitServer) -> None:
@@ -117,7 +83,9 @@ def test_a_live_class_with_three_students(browser: Browser, app_server: Streamli
     for page in (instructor, *students):
         expect_no_exception(page)
 
-    # the class table as CSV: one row per student, by join order
+    # the class table as CSV (the table is folded: it names students), one row per student, by join order
+    instructor.get_by_test_id("stExpander").filter(has_text=t("en", "room.table.title")).locator("summary").click()
+    wait_for_app_run(instructor)
     with instructor.expect_download() as caught:
         instructor.get_by_role("button", name=t("en", "room.table.download")).click()
     rows = list(csv.reader(io.StringIO(caught.value.path().read_text(encoding="utf-8-sig"))))
