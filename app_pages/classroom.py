@@ -15,6 +15,7 @@ from steplab_ui import classroom_view as view
 from steplab_ui.page import page
 
 HOST = "host"  # the URL parameter holding the instructor's token
+HOSTED = "room_host"  # the same token in the session: a page change through the menu starts from a bare address
 PROBLEM = "room_problem"  # a message from a callback, shown on the next run
 SEED = "room_seed"  # the seed of the bank question being prepared (the instructor previews what is asked)
 KINDS = ("setup", "change", "bank")
@@ -32,7 +33,7 @@ def remember(error: Exception) -> None:
 
 def open_class() -> None:
     try:
-        st.query_params[HOST] = room.open_class().host_token
+        st.query_params[HOST] = st.session_state[HOSTED] = room.open_class().host_token
     except (ClassError, *view.DATABASE_ERRORS) as error:
         remember(error)
 
@@ -60,6 +61,7 @@ def delete(token: str) -> None:
         remember(error)
         return
     st.query_params.pop(HOST, None)
+    st.session_state.pop(HOSTED, None)
     st.session_state["room_deleted"] = True
 
 
@@ -68,7 +70,9 @@ if (problem := st.session_state.pop(PROBLEM, None)) is not None:
 if st.session_state.pop("room_deleted", False):
     st.success(t(lang, "room.delete.done"), icon=":material/delete:")
 
-token = st.query_params.get(HOST)
+token = st.query_params.get(HOST) or st.session_state.get(HOSTED)
+if token and st.query_params.get(HOST) != token:  # back on /class through the menu: the same class, not a new one
+    st.query_params[HOST] = token
 if not token:
     st.markdown(t(lang, "room.open_intro", hours=int(CLASS_LIFETIME.total_seconds() // 3600),
                   code_hours=int(CODE_LIFETIME.total_seconds() // 3600)))
@@ -77,9 +81,12 @@ if not token:
 try:
     info = room.host(token)
 except (ClassError, *view.DATABASE_ERRORS) as error:
+    if isinstance(error, ClassError):
+        st.session_state.pop(HOSTED, None)
     view.say_error(error, lang)
     st.button(t(lang, "room.open_new"), on_click=open_class, icon=":material/co_present:")
     st.stop()
+st.session_state[HOSTED] = token
 
 # ---- where students join: the code, the QR code, the link --------------------------------------------------------
 join = links.join_url(st.context.url, info.join_code, os.environ.get(links.PUBLIC_URL_ENV))

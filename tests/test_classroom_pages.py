@@ -104,6 +104,17 @@ def test_a_class_from_open_to_reveal(store, lang):
     assert not [b for b in at.button if b.key == "room_reveal"], "a revealed question cannot be revealed again"
 
 
+def test_back_on_the_class_page_through_the_menu_is_the_same_class(store):
+    """A page change through the menu starts from a bare address: the instructor comes back to their class, not to
+    "Open a class" (whose click would open a second one)."""
+    at = opened_class("en")
+    token = at.query_params["host"]
+    at.query_params.pop("host")
+    again(at)
+    assert at.query_params["host"] == token and metric(at, "en", "room.code") == store.host(token).join_code
+    assert not [b for b in at.button if b.label == t("en", "room.open")]
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_class_table_and_its_csv_only_when_opened_and_never_on_the_projector(store, lang):
     at = opened_class(lang)

@@ -5,7 +5,9 @@ dialog, an exception element, a console error)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, expect
 
@@ -14,21 +16,32 @@ from steplab.i18n import t
 from .streamlit_page import open_app, wait_for_app_run
 
 LIVE = 20_000  # the projector and the phones refresh every couple of seconds by themselves: no reload
-# Every dialog and exception element that ever appears on a page, kept in the page (a short-lived one counts too).
+# Every dialog and exception element that ever appears on a page, with when it appeared (the page's clock), kept in
+# the page: a short-lived one counts too.
 OBSERVER = """(() => {
     window.__steplabSeen = [];
+    const said = new Set();
     const look = () => {
         for (const node of document.querySelectorAll("[role='dialog'], [data-testid='stException']")) {
-            const said = `${node.getAttribute("role") || node.dataset.testid}: ${node.innerText.slice(0, 300)}`;
-            if (!window.__steplabSeen.includes(said)) window.__steplabSeen.push(said);
+            const text = `${node.getAttribute("role") || node.dataset.testid}: ${node.innerText.slice(0, 300)}`;
+            if (!said.has(text)) {
+                said.add(text);
+                window.__steplabSeen.push([Date.now(), text]);
+            }
         }
     };
     new MutationObserver(look).observe(document, {subtree: true, childList: true});
 })();"""
 # While the server is down, the browser logs the connections it cannot make, and Streamlit each rerun it cannot
-# ask for (a fragment's tick): expected then, and only then.
+# ask for (a fragment's tick) and its pings that got no answer: expected then, and only then.
 RESTART_NOISE = re.compile(r"ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|WebSocket connection to .* failed|"
-                           r"ERR_EMPTY_RESPONSE|Cannot send rerun backMessage when disconnected from server")
+                           r"ERR_EMPTY_RESPONSE|Cannot send rerun backMessage when disconnected from server|"
+                           r"DoInitPings timed out|^Connection timed out\.$|Client Error in reaching server endpoint|"
+                           r"Streamlit server is not responding|Is Streamlit still running")
+# Streamlit's own dialog while it cannot reach the server (after six pings, a few seconds): expected while the
+# server restarts, and only then; it must close by itself once the page is connected again.
+DOWN_DIALOG = re.compile(r"^dialog: Connection error\n+(Connection timed out\.|Streamlit server is not responding|"
+                         r"Is Streamlit still running)")
 # A page opened at its own path (`/join`) makes Streamlit's frontend look for the server under that path first
 # (`/join/_stcore/health`, `/join/_stcore/host-config`) before the root: the 404s it logs then are its own probing.
 BASE_PATH_PROBE = re.compile(r"/[A-Za-z0-9_-]+/_stcore/(health|host-config)$")
@@ -41,6 +54,18 @@ class Watch:
     problems: list[str] = field(default_factory=list)
     pages: list[tuple[str, Page]] = field(default_factory=list)
     restarting: bool = False
+    restarts: list[tuple[float, float]] = field(default_factory=list)  # (from, to) in the pages' clock, ms
+
+    def restart(self, server: Any, connected: Callable[[Page], None]) -> None:
+        """Restart `server`; the pages' reconnection noise is expected until `connected` returned for every page."""
+        clock = "Date.now()"
+        self.restarting, began = True, min(page.evaluate(clock) for _, page in self.pages)
+        server.restart()
+        for _, page in self.pages:
+            connected(page)
+            expect(page.get_by_role("dialog")).to_have_count(0)  # Streamlit's "Connection error" closed itself
+        self.restarts.append((began, max(page.evaluate(clock) for _, page in self.pages)))
+        self.restarting = False
 
     def page(self, browser: Browser, who: str, width: int, height: int = 900, scheme: str = "light",
              zone: str | None = None) -> Page:
@@ -65,8 +90,10 @@ class Watch:
 
     def check(self) -> None:
         for who, page in self.pages:
-            seen = page.evaluate("window.__steplabSeen || []")
-            self.problems += [f"{who}: {item}" for item in seen]
+            for when, text in page.evaluate("window.__steplabSeen || []"):
+                if DOWN_DIALOG.match(text) and any(began <= when <= ended for began, ended in self.restarts):
+                    continue
+                self.problems.append(f"{who}: {text}")
             if "Traceback" in page.locator("body").inner_text():
                 self.problems.append(f"{who}: a traceback on the page")
         assert not self.problems, "\n".join(self.problems)

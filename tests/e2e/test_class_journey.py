@@ -6,7 +6,8 @@ The projector is the instructor's normal view at 1920 × 1080 in Beijing's time 
 join, answer (Cy first types a fraction of a step, then a wrong answer no rule explains; Bo gives the micro-batches
 of one epoch), the instructor reveals; Cy goes to the self-check through the menu and checks a question; the server
 restarts; everyone carries on: Cy's score is still there and her next check reaches the class table, her join page
-is still her seat, the next question reaches the phones, the CSV counts it all. A Streamlit error dialog, an
+is still her seat, the instructor visits the calculator and comes back to the same class, the next question
+reaches the phones, the CSV counts it all. A Streamlit error dialog, an
 exception element or a console error on any page at any time fails it (`classroom_steps.Watch`).
 
 Every expected number and sentence comes from the engine and the catalogue."""
@@ -158,11 +159,7 @@ def test_an_instructor_with_three_students_through_a_poll_a_reveal_and_a_server_
     before = score.inner_text()
 
     # ---- the server restarts (a deployment): every page reconnects to a new session on the same address
-    watch.restarting = True
-    class_server.restart()
-    for page in (projector, ana, bo, cy):
-        reconnected(page)
-    watch.restarting = False
+    watch.restart(class_server, reconnected)
 
     # Cy's self-check: the page on screen is the old session's until she acts (Streamlit reruns on the next
     # interaction); her first click, a new question, runs in the new session: same address, same score, and the
@@ -180,6 +177,10 @@ def test_an_instructor_with_three_students_through_a_poll_a_reveal_and_a_server_
     expect(cy.get_by_text(t("zh", "join.joined", nickname="Cy").replace("**", ""))).to_be_visible()
     expect(cy.get_by_role("textbox", name=t("zh", "join.code"))).to_have_count(0)
 
+    # the instructor checks a setup on the calculator and comes back through the menu: the same class
+    go_through_menu(projector, t("zh", "page.calculator.title"))
+    go_through_menu(projector, t("zh", "page.class.title"))
+    expect(metric_value(projector, t("zh", "room.code"))).to_have_text(code)
     # the next question reaches the phones by itself, and their answers the projector
     projector.get_by_role("button", name=t("zh", "room.ask.button")).click()
     wait_for_app_run(projector)
