@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from steplab import explain_cli
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import t
 from steplab.teaching.warnings import plan_warnings
@@ -144,7 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     plan_cmd.add_argument("--lr-per-step", action="store_true", help="include the learning rate of every step")
     plan_cmd.add_argument("--dataset-rows", action="append", metavar="NAME=ROWS",
                           help="a dataset's row count, when its files are not at hand (repeatable; row rules only)")
+    explain_cli.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "explain":
+        return explain_cli.run(args)
     try:
         values, ignored, count = _read_values(args)
         if "num_samples" not in values:

@@ -104,14 +104,16 @@ def _truncate(epoch: EpochSteps, steps: int) -> EpochSteps:
     return EpochSteps(tuple(runs), epoch.fetched)
 
 
-def simulate(rule: AccumulationRule, length: int, fetched: int, epochs: int, max_steps: int) -> list[Segment]:
+def simulate(rule: AccumulationRule, length: int, fetched: int, epochs: int, max_steps: int,
+             start: tuple[int, int] = (0, 0)) -> list[Segment]:
     """The epoch loop: up to `epochs` iterations, stopping as soon as `max_steps` steps are taken.
 
     An epoch that takes no step at all under a per-epoch rule means no later epoch will either (the
     carried micro-batches only grow), so the loop ends there with every remaining epoch empty.
+    `start` is the (offset, carry) the first epoch begins with (a resumed run's, `steplab.runfiles.resume`).
     """
     segments: list[Segment] = []
-    offset = carry = 0
+    offset, carry = start
     done_epochs = done_steps = 0
     seen: dict[tuple[int, int], tuple[int, int, int]] = {}
     history: list[EpochSteps] = []

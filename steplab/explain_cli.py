@@ -1,0 +1,55 @@
+"""`python -m steplab explain PATH... [--config YAML] [--trainer PROFILE]`: a finished run's files explained.
+
+PATHs are files, folders (walked) or zips of a run's output: the console log, `trainer_state.json` (the output
+folder's and each `checkpoint-N/`'s), `trainer_log.jsonl`, `*_results.json`, the training YAML. With `--config`,
+that YAML is the run's, and its datasets are found and counted from the current folder as `plan` counts them.
+
+Prints one JSON object, stable for tools: `{"setup": {field: {"value", "source"}}, "fields": [{"name", "run",
+"steplab", "agree", "source", "why"}], "findings": [{"code", "message"}]}` (English). Exit 0 when anything was
+read (whatever agrees), 2 when nothing readable was given (one line on stderr says why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from steplab.errors import InputError
+from steplab.io.safe_yaml import decode
+from steplab.trainer.profiles import PROFILES
+
+HELP = "explain a finished run's files (log, trainer_state.json, trainer_log.jsonl, results) as JSON"
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """The `explain` subcommand of `python -m steplab`."""
+    command = commands.add_parser("explain", help=HELP)
+    command.add_argument("paths", nargs="+", metavar="PATH", help="files, folders or zips of the run's output")
+    command.add_argument("--config", help="the run's training YAML (its datasets are counted from here)")
+    command.add_argument("--trainer", choices=sorted(p for p, f in PROFILES.items() if f.framework == "transformers"),
+                         help="the Trainer profile (default: read from the log)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Explain, print the JSON; the exit code as the module docstring says."""
+    from steplab.cli import _write, encode
+    from steplab.runfiles.explain import explain_entries
+    from steplab.runfiles.gather import path_entries
+
+    config = None
+    if args.config:
+        try:
+            config = (args.config, decode(Path(args.config).read_bytes()))
+        except (OSError, InputError) as error:
+            message = error.message("en") if isinstance(error, InputError) else str(error)
+            print(f"error: --config {args.config}: {message}".splitlines()[0], file=sys.stderr)
+            return 2
+    problems: list = []
+    entries = path_entries(args.paths, problems)
+    explanation = explain_entries(entries, problems, config=config, trainer=args.trainer, base=Path.cwd())
+    if not explanation.readable:
+        reasons = [problem.en for problem in explanation.files.problems] or ["nothing readable"]
+        print(f"error: {reasons[0]}", file=sys.stderr)
+        return 2
+    return _write(encode(explanation.record("en")))

@@ -1,0 +1,219 @@
+"""Why a field differs: the likely causes in order, each with its rule and the lesson that teaches it.
+
+Each cause is a change to the setup StepLab planned (more processes, the accumulation the log printed, the sample
+count the log printed, another release, `max_steps`, a resume with more epochs, another warmup). StepLab plans
+the changed setup and reconciles again: a cause *reproduces* a difference when that field then agrees and no
+field that agreed stops agreeing. Causes that reproduce every difference come first, then those that reproduce
+some, each group in the order below; a field nothing reproduces lists the causes that could move it, unverified.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from steplab.errors import InputError, TrainerRefusal
+from steplab.i18n import Message, msg
+from steplab.runfiles.planning import plan_setup
+from steplab.runfiles.reconcile import Planned, reconcile
+from steplab.runfiles.resume import after_resume, earlier_plan
+from steplab.runfiles.warmup import read_warmup
+from steplab.trainer.profiles import PROFILES
+
+if TYPE_CHECKING:
+    from steplab.runfiles.explain import Explanation
+
+LESSONS = {
+    "resume": "max-steps-vs-epochs", "rows_dropped": "sample-count", "packing": "sample-count",
+    "val_size": "sample-count", "max_samples": "sample-count", "processes": "several-gpus",
+    "accumulation": "accumulation", "batch": "batch-epoch-step", "epochs": "counting-a-run",
+    "release": "edge-cases-versions", "max_steps": "max-steps-vs-epochs", "warmup": "max-steps-vs-epochs",
+}
+"""Each cause's lesson (`lessons/*.yaml` ids)."""
+
+ORDER = ("resume", "rows_dropped", "packing", "val_size", "max_samples", "processes", "accumulation", "batch",
+         "epochs", "release", "max_steps", "warmup")
+"""The order causes are named in when several reproduce a difference alike."""
+
+MAX_PROCESSES = 64
+MAX_EPOCHS = 200
+MOVES = {  # the causes that can move each field, for a field nothing reproduces
+    "num_examples": ("rows_dropped", "packing", "val_size", "max_samples", "processes"),
+    "num_epochs": ("epochs", "max_steps", "resume"),
+    "update_steps_per_epoch": ("rows_dropped", "processes", "accumulation", "batch", "release"),
+    "total_train_batch_size": ("processes", "accumulation", "batch"),
+    "gradient_accumulation_steps": ("accumulation",),
+    "per_device_train_batch_size": ("batch",),
+    "total_optimization_steps": ("rows_dropped", "packing", "val_size", "processes", "release", "max_steps",
+                                 "resume"),
+    "steps_run": ("max_steps", "resume", "release"),
+    "final_epoch": ("max_steps", "release", "resume"),
+    "learning_rates": ("resume", "release", "warmup", "max_steps"),
+    "warmup_steps": ("release", "warmup"),
+    "epochs_logged": ("resume", "processes", "accumulation", "release"),
+    "logging_steps": ("resume", "release"),
+    "eval_steps": ("resume", "release"),
+    "save_steps": ("resume", "release"),
+}
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One likely cause: what it is (with the run's numbers), its rule, its lesson, and whether re-planning with it
+    reproduces the difference."""
+
+    code: str
+    message: Message
+    reproduces: bool
+    fixes: frozenset[str] = frozenset()
+
+    @property
+    def lesson(self) -> str:
+        return LESSONS[self.code]
+
+    @property
+    def rule(self) -> Message:
+        return msg(f"runfiles.rule.{self.code}")
+
+    def record(self, lang: str) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message.get(lang), "rule": self.rule.get(lang),
+                "lesson": self.lesson, "reproduces": self.reproduces}
+
+
+Hypothesis = tuple[str, dict[str, Any], Message]
+
+
+def _run(ex: Explanation, name: str) -> Any:
+    found = ex.observed.counts.get(name)
+    return None if found is None else found.value
+
+
+def _first_plan(ex: Explanation, field: str, values: range, target: str, wanted: Any) -> Any:
+    """The first value of `field` whose plan has `target` (a plan attribute) equal to `wanted`."""
+    for value in values:
+        try:
+            plan = plan_setup(ex.setup, ex.planning.profile.value, **{field: value})
+        except (InputError, TrainerRefusal):
+            continue
+        if getattr(plan, target) == wanted:
+            return value
+    return None
+
+
+def _hypotheses(ex: Explanation) -> Iterator[Hypothesis]:
+    """Every change worth trying, with the sentence that names it."""
+    plan = ex.planning.planned.plan
+    setup = plan.setup
+    total_run = _run(ex, "total_optimization_steps")
+    steps_differ = total_run is not None and total_run != plan.max_steps
+    if ex.observed.resumed_step is not None and steps_differ:
+        epochs = _first_plan(ex, "num_train_epochs", range(1, MAX_EPOCHS + 1), "max_steps", total_run)
+        if epochs is not None:
+            yield "resume", {"num_train_epochs": epochs}, msg(
+                "runfiles.cause.resume", epochs=epochs, steps=total_run, ours=setup.num_train_epochs,
+                step=ex.observed.resumed_step)
+    examples = _run(ex, "num_examples")
+    if examples is not None and examples != setup.num_samples and not ex.setup.streaming:
+        yield _rows_cause(ex), {"num_samples": examples}, msg(
+            f"runfiles.cause.{_rows_cause(ex)}", run=examples, ours=setup.num_samples,
+            difference=abs(setup.num_samples - examples))
+    yield from _processes(ex, total_run, steps_differ)
+    for name, code in (("gradient_accumulation_steps", "accumulation"), ("per_device_train_batch_size", "batch")):
+        run = _run(ex, name)
+        if run is not None and run != getattr(setup, name):
+            yield code, {name: run}, msg(f"runfiles.cause.{code}", run=run, ours=getattr(setup, name))
+    epochs_run = _run(ex, "num_epochs")
+    if ex.observed.resumed_step is None and epochs_run is not None and epochs_run != plan.epochs_loop \
+            and not ex.setup.streaming and epochs_run < 10**6:
+        yield "epochs", {"num_train_epochs": epochs_run}, msg("runfiles.cause.epochs", run=epochs_run,
+                                                              ours=setup.num_train_epochs)
+    for profile in PROFILES:
+        if profile != setup.trainer and PROFILES[profile].framework == "transformers":
+            yield "release", {"trainer": profile}, msg("runfiles.cause.release", profile=profile,
+                                                       releases=PROFILES[profile].releases, ours=setup.trainer)
+    if steps_differ:
+        yield "max_steps", {"max_steps": total_run}, msg("runfiles.cause.max_steps", run=total_run,
+                                                         ours=plan.max_steps)
+    rows = ex.reconciliation.rows
+    if rows is not None and ex.setup.schedule_known:
+        warmup = read_warmup(rows, ex.planning.planned)
+        if warmup is not None and warmup != plan.warmup_steps:
+            yield "warmup", {"warmup_steps": warmup, "warmup_ratio": None}, msg(
+                "runfiles.cause.warmup", run=warmup, ours=plan.warmup_steps)
+
+
+def _rows_cause(ex: Explanation) -> str:
+    """What most likely changed the sample count, by the YAML: packing, a validation split, `max_samples`, else
+    rows the data pipeline dropped."""
+    document = ex.setup.config.document if ex.setup.config else {}
+    if document.get("packing") or document.get("neat_packing") or document.get("stage") == "pt":
+        return "packing"
+    if document.get("val_size"):
+        return "val_size"
+    if document.get("max_samples"):
+        return "max_samples"
+    return "rows_dropped"
+
+
+def _processes(ex: Explanation, total_run: int | None, steps_differ: bool) -> Iterator[Hypothesis]:
+    plan = ex.planning.planned.plan
+    setup = plan.setup
+    batch_run = _run(ex, "total_train_batch_size")
+    per_step = setup.per_device_train_batch_size * setup.gradient_accumulation_steps
+    processes = None
+    if batch_run is not None and batch_run % per_step == 0 and batch_run // per_step != setup.world_size:
+        processes = batch_run // per_step
+    elif steps_differ and total_run is not None:
+        processes = _first_plan(ex, "world_size", range(2, MAX_PROCESSES + 1), "max_steps", total_run)
+    if processes:
+        yield "processes", {"world_size": processes}, msg(
+            "runfiles.cause.processes", processes=processes, ours=setup.world_size,
+            batch=setup.per_device_train_batch_size, accumulation=setup.gradient_accumulation_steps,
+            total=per_step * processes)
+
+
+def _replanned(ex: Explanation, changes: dict[str, Any]) -> dict[str, bool | None] | None:
+    """Each check's agreement with the setup changed (None when it cannot be planned)."""
+    profile = changes.pop("trainer", ex.planning.profile.value)
+    try:
+        plan = plan_setup(ex.setup, profile, **changes)
+    except (InputError, TrainerRefusal):
+        return None
+    planned = ex.planning.planned
+    earlier = earlier_plan(plan, ex.observed.rows, planned.resumed_step,
+                           ex.files.checkpoint_states.get(planned.resumed_step or -1), ex.setup.schedule_known)
+    trial = Planned(plan, planned.streaming, earlier.plan if earlier else None, planned.resumed_step,
+                    after_resume(plan, planned.resumed_step))
+    return {check.name: check.agree for check in reconcile(ex.observed, trial, ex.setup).checks}
+
+
+def attach_causes(ex: Explanation) -> None:
+    """Give every disagreeing check its likely causes (`Check.why`) and keep them on the explanation."""
+    checks = ex.reconciliation.checks
+    wrong = {check.name for check in checks if check.agree is False}
+    if not wrong:
+        return
+    before = {check.name: check.agree for check in checks}
+    found: list[Cause] = []
+    for code, changes, message in _hypotheses(ex):
+        after = _replanned(ex, dict(changes))
+        if after is None:
+            continue
+        fixes = frozenset(name for name in wrong if after.get(name) is True)
+        broken = any(before[name] is True and after.get(name) is False for name in before)
+        if fixes and not broken:
+            found.append(Cause(code, message, True, fixes))
+    found.sort(key=lambda cause: (-(cause.fixes == wrong), -len(cause.fixes), ORDER.index(cause.code)))
+    ex.causes = found
+    ex.reconciliation.checks = [_with_causes(check, found) for check in checks]
+
+
+def _with_causes(check: Any, found: list[Cause]) -> Any:
+    if check.agree is not False:
+        return check
+    causes = [cause for cause in found if check.name in cause.fixes]
+    if not causes:
+        causes = [Cause(code, msg(f"runfiles.cause.{code}.unverified"), False) for code in MOVES.get(check.name, ())]
+    return replace(check, why=tuple(causes))
+

@@ -1,0 +1,340 @@
+"""What a run's files show that a learner asks about, each pattern a rule: the causes of its differences first,
+then what was inferred, resumes, the final `train_loss`, a missing `eval_loss`, the loss staircase, streaming's
+epoch count, gradient-norm spikes, and the files that could not be read."""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from steplab.i18n import Message, fmt_float, msg
+from steplab.runfiles.reconcile import close
+from steplab.runfiles.rows import Rows
+from steplab.trainer.events import events, interval
+from steplab.trainer.plan import make_plan
+
+if TYPE_CHECKING:
+    from steplab.runfiles.explain import Explanation
+
+SPIKE_FACTOR = 5.0  # a grad_norm this many times the run's median is a spike
+STAIR_FACTOR = 3.0  # a drop at an epoch start this many times the typical change between rows is a step
+MAX_NAMED_STEPS = 5
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the files show: a stable code (for tools) and the sentence."""
+
+    code: str
+    message: Message
+
+
+def _steps_text(steps: list[int]) -> str:
+    shown = ", ".join(f"{s:,}" for s in steps[:MAX_NAMED_STEPS])
+    return shown + (", …" if len(steps) > MAX_NAMED_STEPS else "")
+
+
+# --------------------------------------------------------------------------- what was read and inferred
+
+
+def _files(ex: Explanation) -> list[Finding]:
+    found = [Finding("file_problem", problem) for problem in ex.files.problems]
+    found += [Finding("file_unread", msg("runfiles.finding.unread", path=r.path, why=r.note))
+              for r in ex.files.reports if not r.read and r.note is not None and r.note.key != "runfiles.skipped.unused"]
+    found += [Finding("setup_note", note) for note in ex.setup.notes]
+    if ex.files.other_configs and ex.files.config:
+        found.append(Finding("configs_not_used", msg("runfiles.finding.other_configs", used=ex.files.config[0],
+                                                     others=", ".join(ex.files.other_configs[:5]))))
+    for console in ex.files.earlier_consoles:
+        if console.blocks and console.interrupted is not None:
+            found.append(Finding("earlier_part", msg("runfiles.finding.earlier_part", path=console.path,
+                                                     step=console.bar.value if console.bar else 0,
+                                                     line=console.interrupted.source.line)))
+    return found
+
+
+def _inferred(ex: Explanation) -> list[Finding]:
+    found = []
+    planning = ex.planning
+    if planning.profile is not None and len(planning.tied) > 1:
+        found.append(Finding("release", msg("runfiles.finding.release_tied", profile=planning.profile.value,
+                                            profiles=", ".join(f"`{p}`" for p in planning.tied))))
+    elif planning.profile is not None and planning.evidence:
+        found.append(Finding("release", msg("runfiles.finding.release", profile=planning.profile.value,
+                                            source=str(planning.evidence[0].source))))
+    elif planning.profile is not None:
+        found.append(Finding("release", msg("runfiles.finding.release_fits", profile=planning.profile.value)))
+    world = ex.setup.values.get("world_size")
+    if world is not None and world.value > 1 and ex.planning.planned is not None:
+        plan = ex.planning.planned.plan
+        found.append(Finding("processes", msg(
+            "runfiles.finding.processes", processes=world.value, source=str(world.source), examples=plan.setup.num_samples,
+            batch=plan.setup.per_device_train_batch_size, accumulation=plan.setup.gradient_accumulation_steps,
+            total=plan.total_train_batch_size, per_epoch=plan.num_update_steps_per_epoch)))
+    elif world is not None and world.source.key == "assumed":
+        found.append(Finding("processes_assumed", msg("runfiles.finding.processes_assumed")))
+    resumed = ex.observed.resumed_step is not None
+    for name, values in ex.setup.conflicts().items():
+        if resumed and name in ("logging_steps", "eval_steps", "save_steps"):
+            continue  # said by `resume_intervals`: the checkpoint's interval won
+        said = "; ".join(f"{v.value} ({v.source})" for v in values)
+        found.append(Finding("conflict", msg("runfiles.finding.conflict", field=name, values=said)))
+    return found
+
+
+def _dataset(ex: Explanation) -> list[Finding]:
+    funnel = ex.setup.funnel
+    if funnel is None:
+        return []
+    found = []
+    for stage in funnel.stages:
+        if stage.code == "invalid" and stage.rows_out < stage.rows_in:
+            found.append(Finding("rows_dropped", msg("runfiles.finding.rows_dropped", dropped=stage.rows_in - stage.rows_out,
+                                                     rows=stage.rows_in, note=stage.note)))
+        elif stage.code in ("packing", "pt_blocks", "split", "max_samples") and stage.rows_out != stage.rows_in:
+            found.append(Finding(stage.code, stage.note))
+    return found
+
+
+# --------------------------------------------------------------------------- resumes
+
+
+def _resume(ex: Explanation) -> list[Finding]:
+    step = ex.observed.resumed_step
+    planned = ex.planning.planned
+    if step is None or planned is None:
+        return []
+    plan = planned.plan
+    per_epoch = plan.num_update_steps_per_epoch
+    skipped_epochs = step // per_epoch if per_epoch else 0
+    batches = (step % per_epoch) * plan.setup.gradient_accumulation_steps if per_epoch else 0
+    found = []
+    if step < plan.max_steps:
+        found.append(Finding("resume", msg("runfiles.finding.resume", step=step, total=plan.max_steps,
+                                           epochs=skipped_epochs, batches=batches, first=step + 1)))
+    else:
+        more = math.floor(plan.setup.num_train_epochs) + 1
+        longer = make_plan(plan.setup.replace(num_train_epochs=more)).max_steps if not plan.setup.uses_max_steps \
+            else None
+        found.append(Finding("resume_finished", msg(
+            "runfiles.finding.resume_finished" if longer else "runfiles.finding.resume_finished_max_steps",
+            step=step, total=plan.max_steps, more=more, steps=longer or 0)))
+    earlier = ex.planning.earlier
+    if earlier is not None and earlier.changed:
+        old = earlier.plan
+        if "gradient_accumulation_steps" in earlier.changed:
+            used = step * old.setup.gradient_accumulation_steps
+            found.append(Finding("resume_accumulation", msg(
+                "runfiles.finding.resume_accumulation", step=step, old=old.setup.gradient_accumulation_steps,
+                new=plan.setup.gradient_accumulation_steps, used=used, skipped=batches, total=plan.max_steps,
+                old_total=old.max_steps)))
+        if old.max_steps != plan.max_steps and step < plan.max_steps:
+            after = float(plan.learning_rates(step + 1, step + 1)[0])
+            before = float(old.learning_rates(step + 1, step + 1)[0]) if step < old.max_steps else 0.0
+            found.append(Finding("resume_schedule", msg(
+                "runfiles.finding.resume_schedule", old_total=old.max_steps, total=plan.max_steps, next=step + 1,
+                before=before, after=after, old_epochs=fmt_float(old.setup.num_train_epochs),
+                epochs=fmt_float(plan.setup.num_train_epochs))))
+    found += _resume_intervals(ex)
+    if ex.files.console is not None and ex.files.console.trainer_log_deleted is not None:
+        found.append(Finding("trainer_log_restarted", msg("runfiles.finding.trainer_log_restarted",
+                                                          source=str(ex.files.console.trainer_log_deleted.source))))
+    return found
+
+
+def _resume_intervals(ex: Explanation) -> list[Finding]:
+    """The YAML's logging, evaluation and save intervals a resumed run did not use (the checkpoint's won)."""
+    config = ex.setup.config
+    if config is None:
+        return []
+    found = []
+    for name in ("logging_steps", "eval_steps", "save_steps"):
+        used = ex.setup.values.get(name)
+        asked = config.document.get(name)
+        if used is None or asked is None or used.source.file == ex.setup.config_path:
+            continue
+        if str(asked) != str(used.value):
+            found.append(Finding("resume_intervals", msg("runfiles.finding.resume_intervals", field=name,
+                                                         asked=asked, used=used.value, source=str(used.source))))
+    return found
+
+
+# --------------------------------------------------------------------------- the loss
+
+
+def train_loss_from_rows(rows: Rows, global_step: int, resumed_step: int | None) -> float | None:
+    """`train_loss` as the Trainer computes it from what it logged: every logged loss is the mean over the steps
+    since the previous log, so Σ loss × steps covered ÷ `global_step` (a resumed process sums only its own steps,
+    yet divides by all of them). None when the last steps were never logged."""
+    train = rows.train
+    start = resumed_step or 0
+    mask = train.steps > start
+    steps, losses = train.steps[mask], train.column("loss")[mask]
+    if not len(steps) or steps[-1] != global_step or not global_step:
+        return None
+    windows = np.diff(np.concatenate([[start], steps]))
+    return float(np.sum(losses * windows) / global_step)
+
+
+def _train_loss(ex: Explanation) -> list[Finding]:
+    reported = ex.observed.train_loss
+    rows = ex.reconciliation.rows
+    steps_run = ex.observed.counts.get("steps_run")
+    if reported is None or rows is None or not rows.has("loss").any() or steps_run is None:
+        return []
+    if ex.observed.resumed_step is not None and steps_run.value <= ex.observed.resumed_step:
+        return []  # nothing trained after the checkpoint: `resume_finished` says so
+    last = float(rows.train.column("loss")[-1])
+    resumed = ex.observed.resumed_step
+    ours = train_loss_from_rows(rows, int(steps_run.value), resumed)
+    if ours is None:
+        return [Finding("train_loss", msg("runfiles.finding.train_loss_tail", reported=reported.value, last=last))]
+    digits = 4 if rows.digits or rows.epoch_decimals else None
+    agrees = bool(close(reported.value, ours, digits))
+    if resumed is not None:
+        key = "runfiles.finding.train_loss_resumed" if agrees else "runfiles.finding.train_loss_other"
+        return [Finding("train_loss", msg(key, reported=reported.value, ours=ours, first=resumed + 1,
+                                          steps=int(steps_run.value), last=last))]
+    world = ex.setup.value("world_size", 1)
+    key = "runfiles.finding.train_loss" if agrees else (
+        "runfiles.finding.train_loss_processes" if world > 1 else "runfiles.finding.train_loss_other")
+    return [Finding("train_loss", msg(key, reported=reported.value, ours=ours, last=last,
+                                      steps=int(steps_run.value), processes=world))]
+
+
+def _last_row(ex: Explanation) -> list[Finding]:
+    log = ex.files.trainer_log
+    if log is None or not len(log.rows):
+        return []
+    last = log.rows.where(np.arange(len(log.rows)) == len(log.rows) - 1)
+    if last.has("loss")[0] or last.has("eval_loss")[0]:
+        return []
+    return [Finding("last_row_without_loss", msg("runfiles.finding.last_row", path=log.path,
+                                                 line=int(last.lines[0]), step=int(last.steps[0])))]
+
+
+def _no_eval(ex: Explanation) -> list[Finding]:
+    rows = ex.observed.rows
+    if rows is None or rows.has("eval_loss").any():
+        return []
+    document = ex.setup.config.document if ex.setup.config else None
+    if document is None:
+        return [Finding("no_eval_loss", msg("runfiles.finding.no_eval.unknown"))]
+    has_data = bool(document.get("val_size")) or bool(document.get("eval_dataset"))
+    strategy = ex.setup.value("eval_strategy", "no")
+    if not has_data:
+        key = "runfiles.finding.no_eval.no_data"
+    elif strategy == "no":
+        key = "runfiles.finding.no_eval.strategy_no"
+    else:
+        planned = ex.planning.planned
+        every = interval(planned.plan, "eval") if planned else None
+        key = "runfiles.finding.no_eval.too_rare" if planned and not events(planned.plan, "eval").count() else (
+            "runfiles.finding.no_eval.unexplained")
+        return [Finding("no_eval_loss", msg(key, every=every or 0, total=planned.plan.max_steps if planned else 0))]
+    return [Finding("no_eval_loss", msg(key))]
+
+
+def staircase(rows: Rows, boundaries: list[int]) -> list[int]:
+    """The epoch starts at which the loss drops like a stair: the mean of the two rows after the boundary lies
+    below the two before by `STAIR_FACTOR` times the typical change between neighbouring rows."""
+    train = rows.train
+    steps, losses = train.steps, train.column("loss")
+    if len(steps) < 8 or not boundaries:
+        return []
+    typical = float(np.median(np.abs(np.diff(losses))))
+    found = []
+    for boundary in boundaries:
+        before = losses[steps <= boundary][-2:]
+        after = losses[steps > boundary][:2]
+        if len(before) == 2 and len(after) == 2:
+            drop = float(before.mean() - after.mean())
+            if drop > 0 and drop > STAIR_FACTOR * max(typical, 1e-12):
+                found.append(boundary)
+    return found
+
+
+def _staircase(ex: Explanation) -> list[Finding]:
+    rows, planned = ex.reconciliation.rows, ex.planning.planned
+    if rows is None or planned is None or planned.streaming:
+        return []
+    boundaries = [s for s in planned.plan.epoch_end_steps() if s < planned.plan.optimizer_steps]
+    found = staircase(rows, boundaries)
+    if len(found) >= max(1, len(boundaries) // 2):
+        return [Finding("loss_staircase", msg("runfiles.finding.staircase", steps=_steps_text(found)))]
+    return []
+
+
+def _streaming(ex: Explanation) -> list[Finding]:
+    epochs = ex.observed.counts.get("num_epochs")
+    if epochs is None or epochs.value != sys.maxsize:
+        return []
+    return [Finding("streaming_epochs", msg("runfiles.finding.streaming", epochs=epochs.value,
+                                            source=str(epochs.source)))]
+
+
+def grad_spikes(rows: Rows) -> np.ndarray:
+    """The steps whose `grad_norm` is more than `SPIKE_FACTOR` times the run's median."""
+    has = rows.has("grad_norm") & (rows.steps >= 0)
+    norms = rows.column("grad_norm")[has]
+    if len(norms) < 5:
+        return np.zeros(0, dtype=np.int64)
+    median = float(np.nanmedian(norms))
+    return rows.steps[has][norms > SPIKE_FACTOR * max(median, 1e-12)]
+
+
+def _spikes(ex: Explanation) -> list[Finding]:
+    rows = ex.reconciliation.rows
+    if rows is None:
+        return []
+    spikes = [int(s) for s in grad_spikes(rows)]
+    if not spikes:
+        return []
+    return [Finding("grad_norm_spikes", msg("runfiles.finding.spikes", count=len(spikes), steps=_steps_text(spikes),
+                                            factor=SPIKE_FACTOR))]
+
+
+def _eval_after_training(ex: Explanation) -> list[Finding]:
+    """`eval_results.json` is written by an evaluation run after training (`do_eval`), never by the evaluations
+    during training, so it is not among the logged rows even when it repeats the last one's loss."""
+    results = ex.files.results.get("eval_results.json")
+    if results is None or "eval_loss" not in results.values:
+        return []
+    logged = ex.observed.rows.evals.column("eval_loss") if ex.observed.rows is not None else np.zeros(0)
+    if not len(logged):
+        return [Finding("eval_after_training", msg("runfiles.finding.eval_after_training_only", path=results.path,
+                                                   loss=results.values["eval_loss"]))]
+    return [Finding("eval_after_training", msg("runfiles.finding.eval_after_training", path=results.path,
+                                               loss=results.values["eval_loss"], last=float(logged[-1])))]
+
+
+def _causes(ex: Explanation) -> list[Finding]:
+    return [Finding(cause.code, cause.message) for cause in ex.causes]
+
+
+def _agreement(ex: Explanation) -> list[Finding]:
+    checks = [c for c in ex.reconciliation.checks if c.agree is not None]
+    if not checks:
+        return []
+    wrong = [c for c in checks if c.agree is False]
+    if wrong:
+        return [Finding("differs", msg("runfiles.finding.differs", count=len(wrong), total=len(checks),
+                                       fields=", ".join(c.name for c in wrong)))]
+    return [Finding("agrees", msg("runfiles.finding.agrees", total=len(checks)))]
+
+
+PATTERNS = (_causes, _agreement, _files, _inferred, _dataset, _resume, _streaming, _train_loss, _last_row, _no_eval,
+            _eval_after_training, _staircase, _spikes)
+
+
+def findings(ex: Explanation) -> list[Finding]:
+    """Every finding, causes first."""
+    if ex.planning.planned is None:
+        reason = ex.planning.problem or (msg("runfiles.refused", error=str(ex.planning.refusal))
+                                         if ex.planning.refusal else msg("runfiles.no_plan"))
+        return [Finding("not_planned", reason), *_files(ex), *_inferred(ex), *_last_row(ex), *_streaming(ex)]
+    return [finding for pattern in PATTERNS for finding in pattern(ex)]

@@ -1,0 +1,107 @@
+"""Logged rows as columns: the step, the epoch and the values a run logs (NaN where a row has none)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+COLUMNS = ("loss", "learning_rate", "grad_norm", "eval_loss")
+ALIASES = {"lr": "learning_rate"}  # LLaMA-Factory's trainer_log.jsonl writes `lr` (older releases `learning_rate`)
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Rows in the order they were logged. `steps` is −1 where a file does not say (a console's dicts);
+    `lines` are 1-based file lines (0 where none); `digits` the significant digits values were printed
+    with (None: full floats)."""
+
+    steps: np.ndarray
+    epochs: np.ndarray
+    values: Mapping[str, np.ndarray]
+    lines: np.ndarray
+    file: str
+    digits: int | None = None
+    present: Mapping[str, np.ndarray] | None = None  # which rows carry each column (a NaN loss is still a loss)
+    epoch_decimals: int | None = None  # a 4.x console rounds the epoch it prints to two decimals
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def column(self, name: str) -> np.ndarray:
+        return self.values[name]
+
+    def has(self, name: str) -> np.ndarray:
+        """Which rows carry `name` (a diverged run's NaN loss included)."""
+        return self.present[name] if self.present is not None else ~np.isnan(self.values[name])
+
+    def where(self, mask: np.ndarray) -> Rows:
+        present = None if self.present is None else {k: v[mask] for k, v in self.present.items()}
+        return Rows(self.steps[mask], self.epochs[mask], {k: v[mask] for k, v in self.values.items()},
+                    self.lines[mask], self.file, self.digits, present, self.epoch_decimals)
+
+    def with_steps(self, steps: np.ndarray) -> Rows:
+        """The same rows at the given steps (a console's rows, placed on the plan's logging steps)."""
+        return Rows(np.asarray(steps, dtype=np.int64), self.epochs, self.values, self.lines, self.file, self.digits,
+                    self.present, self.epoch_decimals)
+
+    @property
+    def train(self) -> Rows:
+        """The rows with a training loss (what `logging_steps` logs)."""
+        return self.where(self.has("loss"))
+
+    @property
+    def evals(self) -> Rows:
+        return self.where(self.has("eval_loss"))
+
+
+def number(value: Any) -> float:
+    """A logged value as a float: numbers, numeric strings (5.x prints `'5.386'`), else NaN."""
+    if isinstance(value, bool) or value is None:
+        return math.nan
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return math.nan
+    return math.nan
+
+
+def step_number(value: Any) -> int:
+    """A step as an int (−1 when it is none)."""
+    if isinstance(value, bool):
+        return -1
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return -1
+
+
+def rows_from_dicts(dicts: Sequence[Mapping[str, Any]], file: str, step_key: str = "step",
+                    lines: Sequence[int] | None = None, digits: int | None = None,
+                    epoch_decimals: int | None = None) -> Rows:
+    """Rows from logged dicts (`log_history`, `trainer_log.jsonl` lines, a console's dicts)."""
+    count = len(dicts)
+    columns = {name: np.full(count, np.nan) for name in COLUMNS}
+    present = {name: np.zeros(count, dtype=bool) for name in COLUMNS}
+    steps = np.fromiter((step_number(d.get(step_key)) for d in dicts), dtype=np.int64, count=count)
+    epochs = np.fromiter((number(d.get("epoch")) for d in dicts), dtype=float, count=count)
+    for key in (*COLUMNS, *ALIASES):
+        target = ALIASES.get(key, key)
+        found = [(i, d[key]) for i, d in enumerate(dicts) if key in d]
+        if found:
+            index = np.fromiter((i for i, _ in found), dtype=np.int64, count=len(found))
+            columns[target][index] = np.fromiter((number(v) for _, v in found), dtype=float, count=len(found))
+            present[target][index] = np.fromiter((v is not None for _, v in found), dtype=bool, count=len(found))
+    line_numbers = np.asarray(lines if lines is not None else np.zeros(count), dtype=np.int64)
+    return Rows(steps, epochs, columns, line_numbers, file, digits, present, epoch_decimals)
+
+
+def empty_rows(file: str) -> Rows:
+    return rows_from_dicts([], file)
