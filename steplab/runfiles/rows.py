@@ -83,22 +83,54 @@ def step_number(value: Any) -> int:
     return -1
 
 
+def _column(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """One key's values (None where a row lacks it) as floats and whether each row carries it.
+
+    numpy converts numbers, numeric strings and None (NaN) at once; a NaN then means "absent" unless the file
+    wrote NaN itself (a diverged loss), which one more pass tells apart. A list holding a bool goes value by
+    value through `number` (`True in values` is a fast first look: it also matches 1.0).
+    """
+    maybe_bool = (True in values or False in values) and any(type(v) is bool for v in values)
+    if not maybe_bool:
+        try:
+            floats = np.array(values, dtype=float)
+        except (ValueError, TypeError, OverflowError):
+            pass
+        else:
+            missing = np.isnan(floats)
+            if not missing.any():
+                return floats, np.ones(len(values), dtype=bool)
+            return floats, np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+    present = np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+    return np.fromiter((number(v) for v in values), dtype=float, count=len(values)), present
+
+
+def step_column(values: list[Any]) -> np.ndarray:
+    """Whole numbers of steps (−1 where a row has none)."""
+    if all(type(v) is int for v in values):
+        return np.array(values, dtype=np.int64).reshape(len(values))
+    return np.fromiter((step_number(v) for v in values), dtype=np.int64, count=len(values))
+
+
 def rows_from_dicts(dicts: Sequence[Mapping[str, Any]], file: str, step_key: str = "step",
                     lines: Sequence[int] | None = None, digits: int | None = None,
                     epoch_decimals: int | None = None) -> Rows:
     """Rows from logged dicts (`log_history`, `trainer_log.jsonl` lines, a console's dicts)."""
     count = len(dicts)
-    columns = {name: np.full(count, np.nan) for name in COLUMNS}
-    present = {name: np.zeros(count, dtype=bool) for name in COLUMNS}
-    steps = np.fromiter((step_number(d.get(step_key)) for d in dicts), dtype=np.int64, count=count)
-    epochs = np.fromiter((number(d.get("epoch")) for d in dicts), dtype=float, count=count)
-    for key in (*COLUMNS, *ALIASES):
-        target = ALIASES.get(key, key)
-        found = [(i, d[key]) for i, d in enumerate(dicts) if key in d]
-        if found:
-            index = np.fromiter((i for i, _ in found), dtype=np.int64, count=len(found))
-            columns[target][index] = np.fromiter((number(v) for _, v in found), dtype=float, count=len(found))
-            present[target][index] = np.fromiter((v is not None for _, v in found), dtype=bool, count=len(found))
+    columns, present = {}, {}
+    keys_seen = set().union(*dicts) if dicts else set()
+    for name in COLUMNS:
+        if name not in keys_seen and not any(ALIASES.get(k) == name for k in keys_seen):
+            columns[name], present[name] = np.full(count, np.nan), np.zeros(count, dtype=bool)
+            continue
+        keys = [name, *(alias for alias, target in ALIASES.items() if target == name)]
+        if len(keys) > 1 and any(keys[1] in d for d in dicts):
+            values = [d.get(keys[0]) if d.get(keys[0]) is not None else d.get(keys[1]) for d in dicts]
+        else:
+            values = [d.get(name) for d in dicts]
+        columns[name], present[name] = _column(values)
+    steps = step_column([d.get(step_key, -1) for d in dicts])
+    epochs = _column([d.get("epoch") for d in dicts])[0]
     line_numbers = np.asarray(lines if lines is not None else np.zeros(count), dtype=np.int64)
     return Rows(steps, epochs, columns, line_numbers, file, digits, present, epoch_decimals)
 
