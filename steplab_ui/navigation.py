@@ -19,6 +19,7 @@ PAGES = (
     ("explore", "app_pages/schedule.py", "schedule", ":material/show_chart:"),
     ("explore", "app_pages/compare.py", "compare", ":material/compare_arrows:"),
     ("explore", "app_pages/config.py", "config", ":material/description:"),
+    ("explore", "app_pages/run.py", "run", ":material/fact_check:"),
     ("explore", "app_pages/llamaboard.py", "llamaboard", ":material/dashboard:"),
     ("explore", "app_pages/labs.py", "labs", ":material/science:"),
     ("instructor", "app_pages/animation.py", "animation", ":material/animation:"),
@@ -40,7 +41,7 @@ def navigation(lang: str) -> dict[str, list[st.Page]]:
 
 
 def _sections(lang: str) -> dict[str, list[st.Page]]:
-    """This session's pages in `lang`, built once per session and language (building them resolves 13 paths),
+    """This session's pages in `lang`, built once per session and language (building them resolves 14 paths),
     for `st.navigation` and the menu alike."""
     built = st.session_state.get(_BUILT)
     if not built or built[0] != lang:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from steplab.runfiles.read import RunFiles
-from steplab.runfiles.rows import Rows
+from steplab.runfiles.rows import Rows, number
 from steplab.runfiles.sources import Found, Source
 
 BLOCK_FIELDS = ("num_examples", "num_epochs", "update_steps_per_epoch", "per_device_train_batch_size",
@@ -92,13 +92,19 @@ def observe(files: RunFiles) -> Observed:
     last_log = None
     if log is not None and len(log.rows):
         last_log = Found(int(log.rows.steps[-1]), Source(log.path, int(log.rows.lines[-1])))
-    steps_run = _first(state_field("global_step"), console.bar if console else None, last_log)
+    bar = console.bar if console else None
+    if bar is not None and console.resumed and bar.value < console.resume["resumed_step"].value:
+        bar = console.resume["resumed_step"]  # nothing trained after the checkpoint: the bar never moved
+    steps_run = _first(state_field("global_step"), bar, last_log)
     if steps_run is not None:
         found.counts["steps_run"] = steps_run
     results = files.results.get("all_results.json") or files.results.get("train_results.json")
     result_epoch = Found(results.values["epoch"], Source(results.path, key="epoch")) \
         if results and "epoch" in results.values else None
-    epoch = _first(state_field("epoch"), result_epoch)
+    summary = console.summary if console is not None else None
+    summary_epoch = Found(number(summary[0].get("epoch")), Source(console.path, summary[1])) \
+        if summary is not None and number(summary[0].get("epoch")) == number(summary[0].get("epoch")) else None
+    epoch = _first(state_field("epoch"), result_epoch, summary_epoch)
     if epoch is not None:
         found.counts["final_epoch"] = epoch
     if console is not None and console.eval_examples is not None:

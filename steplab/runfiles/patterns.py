@@ -14,6 +14,7 @@ import numpy as np
 from steplab.i18n import Message, fmt_float, msg
 from steplab.runfiles.reconcile import close
 from steplab.runfiles.rows import Rows
+from steplab.teaching.run_log import LR_AFTER_STEP
 from steplab.trainer.events import events, interval
 from steplab.trainer.plan import make_plan
 
@@ -135,10 +136,12 @@ def _resume(ex: Explanation) -> list[Finding]:
         if old.max_steps != plan.max_steps and step < plan.max_steps:
             after = float(plan.learning_rates(step + 1, step + 1)[0])
             before = float(old.learning_rates(step + 1, step + 1)[0]) if step < old.max_steps else 0.0
+            stale = msg("runfiles.finding.resume_stale", next=step + 1) \
+                if plan.profile.id not in LR_AFTER_STEP else ""
             found.append(Finding("resume_schedule", msg(
                 "runfiles.finding.resume_schedule", old_total=old.max_steps, total=plan.max_steps, next=step + 1,
                 before=before, after=after, old_epochs=fmt_float(old.setup.num_train_epochs),
-                epochs=fmt_float(plan.setup.num_train_epochs))))
+                epochs=fmt_float(plan.setup.num_train_epochs), stale=stale)))
     found += _resume_intervals(ex)
     if ex.files.console is not None and ex.files.console.trainer_log_deleted is not None:
         found.append(Finding("trainer_log_restarted", msg("runfiles.finding.trainer_log_restarted",

@@ -14,7 +14,7 @@ from steplab.i18n import Message, msg
 from steplab.runfiles import release
 from steplab.runfiles.observed import Observed
 from steplab.runfiles.read import RunFiles
-from steplab.runfiles.reconcile import Planned, count_checks
+from steplab.runfiles.reconcile import Planned, count_checks, resume_checks
 from steplab.runfiles.reconstruct import Reconstructed
 from steplab.runfiles.resume import Earlier, after_resume, earlier_plan
 from steplab.runfiles.sources import Found, Source
@@ -41,8 +41,26 @@ def plan_setup(rec: Reconstructed, profile: str, **changes: object) -> Plan:
     return make_plan(setup)
 
 
-def _score(observed: Observed, planned: Planned, rec: Reconstructed) -> int:
-    return sum(1 if check.agree else -1 for check in count_checks(observed, planned, rec) if check.agree is not None)
+def _score(observed: Observed, planned: Planned, rec: Reconstructed) -> float:
+    """Counts (and a resume's skips) that agree, minus those that do not; half a point less for a `max_steps`
+    StepLab had to take from the run (a release that needs no such guess fits better)."""
+    checks = [*count_checks(observed, planned, rec), *resume_checks(observed, planned)]
+    guessed = 0.5 if planned.plan.setup.max_steps > 0 and "max_steps" not in rec.values else 0.0
+    return sum(1 if check.agree else -1 for check in checks if check.agree is not None) - guessed
+
+
+def _max_steps_shown(rec: Reconstructed, observed: Observed, planned: Planned, profile: str) -> Planned:
+    """Without a YAML, a total the release does not give from the epochs is `max_steps` (the run's own total):
+    StepLab takes it when that makes more counts agree (`plan_run` then records it with its source)."""
+    total = observed.counts.get("total_optimization_steps")
+    if rec.config is not None or total is None or total.value == planned.plan.max_steps or rec.streaming:
+        return planned
+    try:
+        plan = plan_setup(rec, profile, max_steps=total.value)
+    except (InputError, TrainerRefusal):
+        return planned
+    trial = replace(planned, plan=plan, after=after_resume(plan, planned.resumed_step))
+    return trial if _score(observed, trial, rec) > _score(observed, planned, rec) else planned
 
 
 def plan_run(rec: Reconstructed, files: RunFiles, observed: Observed, trainer: str | None = None) -> Planning:
@@ -57,8 +75,8 @@ def plan_run(rec: Reconstructed, files: RunFiles, observed: Observed, trainer: s
     if "num_samples" not in rec.values:
         result.problem = msg("runfiles.no_sample_count")
         return result
-    best: tuple[int, Planned, str] | None = None
-    scores: dict[str, int] = {}
+    best: tuple[float, Planned, str] | None = None
+    scores: dict[str, float] = {}
     for profile in options:
         try:
             plan = plan_setup(rec, profile)
@@ -70,6 +88,7 @@ def plan_run(rec: Reconstructed, files: RunFiles, observed: Observed, trainer: s
         except InputError as error:
             result.problem = result.problem or error.text
             continue
+        planned = _max_steps_shown(rec, observed, planned, profile)
         score = scores[profile] = _score(observed, planned, rec)
         if best is None or score > best[0]:
             best = (score, planned, profile)
@@ -77,6 +96,9 @@ def plan_run(rec: Reconstructed, files: RunFiles, observed: Observed, trainer: s
         return result
     score, planned, profile = best
     result.tied = tuple(p for p, s in scores.items() if s == score)
+    if planned.plan.setup.max_steps > 0 and "max_steps" not in rec.values:
+        total = observed.counts["total_optimization_steps"]
+        rec.use("max_steps", Found(total.value, Source(total.source.file, total.source.line, "inferred")))
     result.refusal = result.problem = None
     source = evidence[0].source if evidence else Source("StepLab", key="--trainer" if trainer else "fits")
     result.profile = Found(profile, source)

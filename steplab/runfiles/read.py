@@ -145,6 +145,6 @@ def read_files(gathered: Gathered, config: tuple[str, str] | None = None) -> Run
     _pick_console(consoles, files)
     _pick_log(logs, files)
     _pick_config(configs, files, config)
-    if not files.readable and not files.problems:
+    if not files.readable:
         files.problems.append(msg("runfiles.nothing_readable"))
     return files

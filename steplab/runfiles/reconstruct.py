@@ -21,7 +21,9 @@ from steplab.errors import InputError
 from steplab.i18n import Message, msg
 from steplab.io.config_read import ConfigImport, read_config
 from steplab.io.safe_yaml import decode, load
+from steplab.runfiles.console import Console
 from steplab.runfiles.read import RunFiles
+from steplab.runfiles.rows import number
 from steplab.runfiles.sources import Found, Source
 from steplab.trainer.fields import FIELDS
 from steplab.trainer.setup import DEFAULTS
@@ -135,6 +137,9 @@ def _dataset_stage(rec: Reconstructed, files: RunFiles, base: Path | None) -> No
     if imported.funnel is not None:
         rec.funnel = imported.funnel
     elif imported.document.get("dataset"):
+        if base is None and not files.dataset_files:  # nothing to count from: no folder, no dataset files given
+            rec.notes.append(msg("runfiles.dataset_not_given"))
+            return
         try:
             rec.funnel = count_datasets(imported.document, base, files.dataset_files)
         except InputError as error:
@@ -202,6 +207,42 @@ def _intervals(rec: Reconstructed, files: RunFiles) -> None:
         for name, _new, old, source in files.console.mismatches:
             if name in INTERVALS and name not in (state.fields if state else {}):
                 rec.use(name, Found(_number(old), source))
+        if state is None:
+            _console_intervals(rec, files.console)
+
+
+def _console_intervals(rec: Reconstructed, console: Console) -> None:
+    """A console alone still shows its rhythm: the checkpoints' common step (the greatest common divisor of every
+    checkpoint but the last, which may be the run's end), and the steps of the first logged loss and evaluation,
+    read back from their epoch (in the first epoch an update takes `accumulation` of the epoch's micro-batches:
+    step = epoch × micro-batches per epoch ÷ accumulation). Used where the YAML is silent."""
+    block = {name: found.value for name, found in console.block.items()}
+    saves = [found.value for found in console.saves]
+    if len(saves) >= 2 and (common := math.gcd(*saves[:-1])) >= 1:
+        _use_quiet(rec, "save_steps", Found(common, Source(console.path, console.saves[0].source.line, "inferred")))
+    needed = ("num_examples", "per_device_train_batch_size", "total_train_batch_size", "gradient_accumulation_steps")
+    if not all(block.get(name) for name in needed):
+        return
+    processes = block["total_train_batch_size"] // (block["per_device_train_batch_size"]
+                                                   * block["gradient_accumulation_steps"]) or 1
+    micro_batches = math.ceil(block["num_examples"] / (block["per_device_train_batch_size"] * processes))
+    for name, dicts in (("logging_steps", console.train_dicts), ("eval_steps", console.eval_dicts)):
+        if not dicts:
+            continue
+        first, line = dicts[0]
+        epoch = number(first.get("epoch"))
+        if 0 < epoch < 1:
+            step = round(epoch * micro_batches / block["gradient_accumulation_steps"])
+            if step >= 1:
+                _use_quiet(rec, name, Found(step, Source(console.path, line, "inferred")))
+    if console.eval_dicts and rec.config is None:
+        rec.use("eval_strategy", Found("steps", Source(console.path, console.eval_dicts[0][1], "inferred")))
+
+
+def _use_quiet(rec: Reconstructed, name: str, found: Found) -> None:
+    """Use an inferred value only where nothing better said one (the YAML, or a saved state)."""
+    if name not in rec.values or rec.values[name].source.key == "default":
+        rec.use(name, found)
 
 
 def _number(text: str) -> int | float | str:
@@ -221,12 +262,16 @@ def _evaluation(rec: Reconstructed, files: RunFiles) -> None:
         rec.use("eval_strategy", Found("steps", Source(rows.file, key="eval_loss")))
 
 
-def _streaming(rec: Reconstructed) -> None:
+def _streaming(rec: Reconstructed, files: RunFiles) -> None:
     """An unsized dataset (streaming): the Trainer sees `max_steps` × the total batch examples, one epoch of
     `max_steps` × accumulation micro-batches; StepLab plans that many samples."""
     if not rec.streaming:
         return
     steps = rec.value("max_steps", -1)
+    total = files.console.block.get("total_optimization_steps") if files.console else None
+    if (steps is None or steps <= 0) and total is not None:  # streaming needs max_steps: the run's total is it
+        rec.use("max_steps", Found(total.value, total.source))
+        steps = total.value
     if steps and steps > 0:
         total = (rec.value("per_device_train_batch_size", DEFAULTS.per_device_train_batch_size)
                  * rec.value("gradient_accumulation_steps", DEFAULTS.gradient_accumulation_steps)
@@ -243,7 +288,7 @@ def reconstruct(files: RunFiles, base: Path | None = None, trainer: str | None =
         _dataset_stage(rec, files, base)
     _from_run(rec, files)
     _evaluation(rec, files)
-    _streaming(rec)
+    _streaming(rec, files)
     if trainer:
         rec.use("trainer", Found(trainer, Source(STEPLAB, key="--trainer")))
     if rec.value("num_train_epochs") is not None and not math.isfinite(float(rec.value("num_train_epochs"))):
