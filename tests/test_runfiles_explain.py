@@ -319,3 +319,17 @@ def test_record_is_plain_json_in_either_language():
     assert all(isinstance(v, (int, float)) and not isinstance(v, np.generic)
                for f in explanation.record()["fields"] for v in ([f["run"]] if not isinstance(f["run"], list)
                                                                    else f["run"]) if v is not None)
+
+
+CONSOLES = sorted([*ARTEFACTS.glob("*/console.log"), *RELEASES.glob("*/*/console.log")])
+
+
+@pytest.mark.parametrize("path", CONSOLES, ids=[f"{p.parent.parent.name}-{p.parent.name}" for p in CONSOLES])
+def test_a_console_alone_reconciles(path):
+    """Pasted alone, a console still says its counts, its checkpoints and its rhythm: nothing disagrees, and the
+    release it names (or the releases that count it alike) is the one that wrote it."""
+    explanation = explain_entries([text_entry("console.log", path.read_text())])
+    assert [c.name for c in explanation.reconciliation.checks if c.agree is False] == []
+    assert sum(1 for c in explanation.reconciliation.checks if c.agree) >= 5
+    profile = path.parent.parent.name if path.parent.parent.name.startswith("hf-") else "hf-5"
+    assert profile in explanation.planning.tied
