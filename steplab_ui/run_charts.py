@@ -137,11 +137,13 @@ def loss(ex: Explanation, lang: str, presenter: bool = False) -> Picture | None:
     planned = ex.planning.planned
     boundaries = [s for s in planned.plan.epoch_end_steps(MARKERS_CAP) if s < planned.steps_run] if planned else []
     shapes = _vertical(boundaries, COLOURS["epoch"], "dot")
-    top = float(np.nanmax(values)) if np.isfinite(values).any() else 1.0
-    for kind, colour, symbol in (("eval", COLOURS["eval"], "diamond"), ("save", COLOURS["checkpoint"], "square")):
+    finite = values[np.isfinite(values)]
+    top, bottom = (float(finite.max()), float(finite.min())) if len(finite) else (1.0, 0.0)
+    for kind, colour, symbol, height in (("eval", COLOURS["eval"], "diamond", top),
+                                         ("save", COLOURS["checkpoint"], "square", bottom)):
         marks = _event_steps(ex, kind)[:MARKERS_CAP]
-        if marks:
-            traces.append({"type": "scatter", "mode": "markers", "x": marks, "y": [top] * len(marks),
+        if marks:  # evaluations along the top, checkpoints along the bottom: never on top of each other
+            traces.append({"type": "scatter", "mode": "markers", "x": marks, "y": [height] * len(marks),
                            "name": t(lang, f"run.chart.{kind}"), "marker": {"color": colour, "symbol": symbol,
                                                                              "size": 9},
                            "hovertemplate": t(lang, f"run.chart.{kind}_hover") + "<extra></extra>"})

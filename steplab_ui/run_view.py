@@ -225,8 +225,17 @@ def _cause(cause: Cause, index: int, lang: str, titles: dict[str, str]) -> None:
     _lesson_link(cause.lesson, titles.get(cause.lesson, cause.lesson), lang)
 
 
+PICTURES = "_run_pictures"  # (the inputs' fingerprint, language, presenter view, the pictures): built once each
+
+
 def pictures(ex: Explanation, lang: str, presenter: bool) -> None:
-    found = run_charts.pictures(ex, lang, presenter)
+    made_for = (st.session_state.get(RESULT, ("",))[0], lang, presenter)
+    cached = st.session_state.get(PICTURES)
+    if cached is not None and cached[:3] == made_for:
+        found = cached[3]
+    else:
+        found = run_charts.pictures(ex, lang, presenter)
+        st.session_state[PICTURES] = (*made_for, found)
     if not found:
         return
     st.subheader(t(lang, "run.pictures.heading"))

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from steplab.runfiles.explain import Explanation
 
 SPIKE_FACTOR = 5.0  # a grad_norm this many times the run's median is a spike
-STAIR_FACTOR = 3.0  # a drop at an epoch start this many times the typical change between rows is a step
+STAIR_FACTOR = 3.0  # a drop at an epoch start this many times the typical change between rows is a step ...
+STAIR_SHARE = 0.01  # ... and at least this share of the loss (noise on a flat curve is no staircase)
 MAX_NAMED_STEPS = 5
 
 
@@ -244,7 +245,8 @@ def _no_eval(ex: Explanation) -> list[Finding]:
 
 def staircase(rows: Rows, boundaries: list[int]) -> list[int]:
     """The epoch starts at which the loss drops like a stair: the mean of the two rows after the boundary lies
-    below the two before by `STAIR_FACTOR` times the typical change between neighbouring rows."""
+    below the two before by `STAIR_FACTOR` times the typical change between neighbouring rows, and by at least
+    `STAIR_SHARE` of the loss."""
     train = rows.train
     steps, losses = train.steps, train.column("loss")
     if len(steps) < 8 or not boundaries:
@@ -256,7 +258,7 @@ def staircase(rows: Rows, boundaries: list[int]) -> list[int]:
         after = losses[steps > boundary][:2]
         if len(before) == 2 and len(after) == 2:
             drop = float(before.mean() - after.mean())
-            if drop > 0 and drop > STAIR_FACTOR * max(typical, 1e-12):
+            if drop > STAIR_FACTOR * max(typical, 1e-12) and drop > STAIR_SHARE * abs(float(before.mean())):
                 found.append(boundary)
     return found
 
