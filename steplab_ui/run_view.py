@@ -272,6 +272,19 @@ def setup(ex: Explanation, lang: str) -> None:
         for name, seen in ex.setup.conflicts().items():
             said = " · ".join(f"`{value_text(f.value)}` ({f.source})" for f in seen)
             st.markdown(t(lang, "run.setup.conflict", field=name, values=said))
+        if ex.planning.planned is not None:
+            st.button(t(lang, "run.setup.use"), key="run_use_setup", on_click=_use_setup, args=(ex,),
+                      icon=":material/input:", help=t(lang, "run.setup.use_help"))
+    if st.session_state.pop("_run_setup_used", False):
+        st.success(t(lang, "run.setup.used"), icon=":material/check_circle:")
+
+
+def _use_setup(ex: Explanation) -> None:
+    """Put the setup StepLab planned the run with into the shared controls (the sidebar, every page)."""
+    from steplab_ui import state
+
+    state.apply_values(ex.planning.planned.plan.setup.to_dict())
+    st.session_state["_run_setup_used"] = True
 
 
 def files(ex: Explanation, lang: str) -> None:

@@ -155,3 +155,21 @@ def test_the_home_page_and_the_lesson_on_counting_a_run_link_here(lang):
     lesson = next(lesson for lesson in load_lessons() if lesson.id == "counting-a-run")
     texts = [lesson.fill(block.data[lang], lang) for block in lesson.blocks if block.kind == "text"]
     assert any(f"[{t(lang, 'page.run.title')}](run)" in text for text in texts)
+
+
+def test_the_runs_setup_goes_into_the_sidebar():
+    at = upload(page("en"), ("two_processes.zip", run_zip("two_processes")))
+    at.button(key="run_use_setup").click().run()
+    assert not at.exception
+    assert (at.session_state["num_samples"], at.session_state["world_size"],
+            at.session_state["gradient_accumulation_steps"]) == (1600, 2, 8)
+    assert t("en", "run.setup.used") in [s.value for s in at.success]
+
+
+def test_a_hundred_thousand_line_console_is_read():
+    console = (ARTEFACTS / "course" / "console.log").read_bytes().decode()  # tqdm's \r kept inside its lines
+    lines = "\n".join(f"Running tokenizer on dataset: {i} examples" for i in range(10**5))
+    at = upload(page("zh"), ("console.log", (lines + "\n" + console).encode()))
+    rows = table(at, "zh")
+    assert "✗" not in {row[t("zh", "run.table.agree")] for row in rows}
+    assert rows[0][t("zh", "run.table.source")] == f"console.log:{10**5 + 211}"
