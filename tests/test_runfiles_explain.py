@@ -333,3 +333,17 @@ def test_a_console_alone_reconciles(path):
     assert sum(1 for c in explanation.reconciliation.checks if c.agree) >= 5
     profile = path.parent.parent.name if path.parent.parent.name.startswith("hf-") else "hf-5"
     assert profile in explanation.planning.tied
+
+
+def test_llamaboards_training_args_yaml_is_the_runs_config(tmp_path):
+    """LlamaBoard writes the run's arguments as `training_args.yaml` in the output folder; a YAML elsewhere (a
+    copy the user edited since) is named as not used."""
+    folder = _copy("course", tmp_path)
+    (folder / "config.yaml").rename(folder / "training_args.yaml")
+    (folder / "drafts").mkdir()
+    (folder / "drafts" / "next.yaml").write_text("gradient_accumulation_steps: 4\n")
+    explanation = explain_folder(folder, base=RUNS_DIR)
+    assert explanation.files.config[0] == "course/training_args.yaml"
+    assert all(c.agree is not False for c in explanation.reconciliation.checks)
+    said = {f.code: f.message.en for f in explanation.findings}
+    assert "course/drafts/next.yaml" in said["configs_not_used"]

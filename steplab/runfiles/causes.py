@@ -39,7 +39,10 @@ ORDER = ("resume", "rows_dropped", "packing", "val_size", "max_samples", "proces
 MAX_PROCESSES = 64
 MAX_EPOCHS = 200
 MOVES = {  # the causes that can move each field, for a field nothing reproduces
-    "num_examples": ("rows_dropped", "packing", "val_size", "max_samples", "processes"),
+    "num_examples": ("rows_dropped", "packing", "val_size", "max_samples"),
+    "eval_examples": ("val_size", "rows_dropped"),
+    "epochs_skipped": ("accumulation", "release"),
+    "batches_skipped": ("accumulation", "release"),
     "num_epochs": ("epochs", "max_steps", "resume"),
     "update_steps_per_epoch": ("rows_dropped", "processes", "accumulation", "batch", "release"),
     "total_train_batch_size": ("processes", "accumulation", "batch"),

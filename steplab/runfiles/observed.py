@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from steplab.runfiles.read import RunFiles
 from steplab.runfiles.rows import Rows, number
 from steplab.runfiles.sources import Found, Source
@@ -56,7 +54,7 @@ def _saves(files: RunFiles) -> list[Found]:
     return [Found(step, Source(path)) for step, path in sorted(files.checkpoint_folders.items())]
 
 
-def _resume(files: RunFiles, rows: Rows | None) -> dict[str, Found]:
+def _resume(files: RunFiles) -> dict[str, Found]:
     """Where the run resumed: the console's resume lines; without a console, LLaMA-Factory's log starting later
     than the state's history (its first row follows the checkpoint)."""
     if files.console is not None and files.console.resumed:
@@ -112,7 +110,7 @@ def observe(files: RunFiles) -> Observed:
     found.counts = {k: v for k, v in found.counts.items() if v is not None}
     found.rows = _rows(files)
     found.saves = _saves(files)
-    found.resume = _resume(files, found.rows)
+    found.resume = _resume(files)
     found.train_loss = _train_loss(files)
     return found
 
@@ -125,8 +123,3 @@ def _train_loss(files: RunFiles) -> Found | None:
     if files.state is not None and "train_loss" in files.state.summary:
         return Found(files.state.summary["train_loss"], Source(files.state.path, key="train_loss"))
     return None
-
-
-def logged_steps(rows: Rows, column: str) -> np.ndarray:
-    """The steps of the rows that carry `column`."""
-    return rows.steps[rows.has(column)]

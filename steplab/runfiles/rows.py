@@ -133,7 +133,3 @@ def rows_from_dicts(dicts: Sequence[Mapping[str, Any]], file: str, step_key: str
     epochs = _column([d.get("epoch") for d in dicts])[0]
     line_numbers = np.asarray(lines if lines is not None else np.zeros(count), dtype=np.int64)
     return Rows(steps, epochs, columns, line_numbers, file, digits, present, epoch_decimals)
-
-
-def empty_rows(file: str) -> Rows:
-    return rows_from_dicts([], file)
