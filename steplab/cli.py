@@ -148,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     explain_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "explain":
-        return explain_cli.run(args)
+        code, record = explain_cli.run(args)
+        return code if record is None else _write(encode(record))
     try:
         values, ignored, count = _read_values(args)
         if "num_samples" not in values:

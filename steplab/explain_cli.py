@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from steplab.errors import InputError
 from steplab.io.safe_yaml import decode
@@ -31,9 +32,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                          help="the Trainer profile (default: read from the log)")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Explain, print the JSON; the exit code as the module docstring says."""
-    from steplab.cli import _write, encode
+def run(args: argparse.Namespace) -> tuple[int, dict[str, Any] | None]:
+    """Explain: (0, the JSON record to print), or (2, None) after one line on stderr (`cli` prints the record)."""
     from steplab.runfiles.explain import explain_entries
     from steplab.runfiles.gather import path_entries
 
@@ -44,12 +44,12 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, InputError) as error:
             message = error.message("en") if isinstance(error, InputError) else str(error)
             print(f"error: --config {args.config}: {message}".splitlines()[0], file=sys.stderr)
-            return 2
+            return 2, None
     problems: list = []
     entries = path_entries(args.paths, problems)
     explanation = explain_entries(entries, problems, config=config, trainer=args.trainer, base=Path.cwd())
     if not explanation.readable:
         reasons = [problem.en for problem in explanation.files.problems] or ["nothing readable"]
         print(f"error: {reasons[0]}", file=sys.stderr)
-        return 2
-    return _write(encode(explanation.record("en")))
+        return 2, None
+    return 0, explanation.record("en")

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from steplab.i18n import fmt_int, t
-from steplab.runfiles.explain import Explanation
+from steplab.runfiles.explanation import Explanation
 from steplab.runfiles.patterns import grad_spikes
-from steplab.runfiles.reconcile import last_earlier_step
+from steplab.runfiles.planned import last_earlier_step
 from steplab.runfiles.rows import Rows
 from steplab.teaching.run_log import logged_learning_rates
 from steplab.trainer.events import events

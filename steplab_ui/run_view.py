@@ -13,7 +13,8 @@ from streamlit.errors import StreamlitAPIException
 from steplab.i18n import fmt_float, fmt_int, t
 from steplab.runfiles import kinds, limits
 from steplab.runfiles.causes import Cause
-from steplab.runfiles.explain import Explanation, explain_entries
+from steplab.runfiles.explain import explain_entries
+from steplab.runfiles.explanation import Explanation
 from steplab.runfiles.gather import text_entry, upload_entries
 from steplab.runfiles.reconcile import Check
 from steplab.teaching.lessons import LessonError, load_lessons

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from steplab.cli import main
-from steplab.runfiles.explain import Explanation, explain_entries
+from steplab.runfiles.explain import explain_entries
+from steplab.runfiles.explanation import Explanation
 from steplab.runfiles.gather import path_entries, text_entry
 from steplab.runfiles.patterns import grad_spikes, staircase, train_loss_from_rows
 from steplab.runfiles.rows import rows_from_dicts

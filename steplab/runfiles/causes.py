@@ -10,27 +10,18 @@ some, each group in the order below; a field nothing reproduces lists the causes
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
 from steplab.errors import InputError, TrainerRefusal
 from steplab.i18n import Message, msg
+from steplab.runfiles.explanation import Cause, Explanation
+from steplab.runfiles.planned import Planned
 from steplab.runfiles.planning import plan_setup
-from steplab.runfiles.reconcile import Planned, reconcile
+from steplab.runfiles.reconcile import reconcile
 from steplab.runfiles.resume import after_resume, earlier_plan
 from steplab.runfiles.warmup import read_warmup
 from steplab.trainer.profiles import PROFILES
-
-if TYPE_CHECKING:
-    from steplab.runfiles.explain import Explanation
-
-LESSONS = {
-    "resume": "max-steps-vs-epochs", "rows_dropped": "sample-count", "packing": "sample-count",
-    "val_size": "sample-count", "max_samples": "sample-count", "processes": "several-gpus",
-    "accumulation": "accumulation", "batch": "batch-epoch-step", "epochs": "counting-a-run",
-    "release": "edge-cases-versions", "max_steps": "max-steps-vs-epochs", "warmup": "max-steps-vs-epochs",
-}
-"""Each cause's lesson (`lessons/*.yaml` ids)."""
 
 ORDER = ("resume", "rows_dropped", "packing", "val_size", "max_samples", "processes", "accumulation", "batch",
          "epochs", "release", "max_steps", "warmup")
@@ -59,29 +50,6 @@ MOVES = {  # the causes that can move each field, for a field nothing reproduces
     "eval_steps": ("resume", "release"),
     "save_steps": ("resume", "release"),
 }
-
-
-@dataclass(frozen=True)
-class Cause:
-    """One likely cause: what it is (with the run's numbers), its rule, its lesson, and whether re-planning with it
-    reproduces the difference."""
-
-    code: str
-    message: Message
-    reproduces: bool
-    fixes: frozenset[str] = frozenset()
-
-    @property
-    def lesson(self) -> str:
-        return LESSONS[self.code]
-
-    @property
-    def rule(self) -> Message:
-        return msg(f"runfiles.rule.{self.code}")
-
-    def record(self, lang: str) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message.get(lang), "rule": self.rule.get(lang),
-                "lesson": self.lesson, "reproduces": self.reproduces}
 
 
 Hypothesis = tuple[str, dict[str, Any], Message]

@@ -6,33 +6,21 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from steplab.i18n import Message, fmt_float, msg
-from steplab.runfiles.reconcile import close
+from steplab.i18n import fmt_float, msg
+from steplab.runfiles.explanation import Explanation, Finding
+from steplab.runfiles.precision import close
 from steplab.runfiles.rows import Rows
 from steplab.teaching.run_log import LR_AFTER_STEP
 from steplab.trainer.events import events, interval
 from steplab.trainer.plan import make_plan
 
-if TYPE_CHECKING:
-    from steplab.runfiles.explain import Explanation
-
 SPIKE_FACTOR = 5.0  # a grad_norm this many times the run's median is a spike
 STAIR_FACTOR = 3.0  # a drop at an epoch start this many times the typical change between rows is a step ...
 STAIR_SHARE = 0.01  # ... and at least this share of the loss (noise on a flat curve is no staircase)
 MAX_NAMED_STEPS = 5
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One thing the files show: a stable code (for tools) and the sentence."""
-
-    code: str
-    message: Message
 
 
 def _steps_text(steps: list[int]) -> str:

@@ -13,8 +13,9 @@ from steplab.errors import InputError, TrainerRefusal
 from steplab.i18n import Message, msg
 from steplab.runfiles import release
 from steplab.runfiles.observed import Observed
+from steplab.runfiles.planned import Planned
 from steplab.runfiles.read import RunFiles
-from steplab.runfiles.reconcile import Planned, count_checks, resume_checks
+from steplab.runfiles.reconcile import count_checks, resume_checks
 from steplab.runfiles.reconstruct import Reconstructed
 from steplab.runfiles.resume import Earlier, after_resume, earlier_plan
 from steplab.runfiles.sources import Found, Source

@@ -11,23 +11,22 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from steplab.i18n import Message, msg
 from steplab.runfiles.observed import Observed
+from steplab.runfiles.planned import Planned, last_earlier_step
+from steplab.runfiles.precision import close
 from steplab.runfiles.reconstruct import Reconstructed
 from steplab.runfiles.rows import Rows
 from steplab.runfiles.sources import Found, Source
-from steplab.teaching.run_log import LR_AFTER_STEP, logged_epochs, logged_learning_rates
+from steplab.runfiles.warmup import read_warmup
+from steplab.teaching.run_log import logged_epochs, logged_learning_rates
 from steplab.trainer.events import events
 from steplab.trainer.plan import Plan
 
-if TYPE_CHECKING:
-    from steplab.runfiles.resume import AfterResume
-
-EXACT = 1e-9  # relative: float precision after a JSON round trip, with room for the schedule's own arithmetic
 COUNT_FIELDS = ("num_examples", "num_epochs", "update_steps_per_epoch", "per_device_train_batch_size",
                 "total_train_batch_size", "gradient_accumulation_steps", "total_optimization_steps", "steps_run",
                 "final_epoch")
@@ -48,33 +47,6 @@ class Check:
     source: Source | None = None
     note: Message | None = None
     why: tuple[Any, ...] = ()  # causes (`causes.Cause`), filled in for a check that disagrees
-
-
-@dataclass(frozen=True)
-class Planned:
-    """The plan StepLab compares with, how the run's data was sized (streaming), and a resume's earlier plan."""
-
-    plan: Plan
-    streaming: bool = False
-    earlier: Plan | None = None
-    resumed_step: int | None = None
-    after: AfterResume | None = None  # where the updates after the checkpoint fall, when the release differs
-
-    @property
-    def steps_run(self) -> int:
-        return self.after.steps_run if self.after is not None else self.plan.optimizer_steps
-
-
-def close(a: Any, b: Any, digits: int | None = None, decimals: int | None = None) -> np.ndarray:
-    """Which values agree at the precision the run wrote them: `digits` significant digits (5.x prints four),
-    `decimals` decimals (4.x prints the epoch with two), else to float precision."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    difference = np.abs(a - b)
-    if digits is not None:
-        return difference <= 5 * 10.0 ** -digits * np.maximum(np.abs(a), np.abs(b)) + 1e-15
-    if decimals is not None:
-        return difference <= 0.5 * 10.0 ** -decimals + 1e-9
-    return (difference <= EXACT * np.maximum(np.maximum(np.abs(a), np.abs(b)), 1e-300)) | (a == b)
 
 
 def steplab_counts(planned: Planned) -> dict[str, Any]:
@@ -166,17 +138,6 @@ def _plan_of(step_mask_earlier: np.ndarray, planned: Planned) -> list[tuple[np.n
     if planned.earlier is not None and step_mask_earlier.any():
         parts.append((step_mask_earlier, planned.earlier))
     return parts
-
-
-def last_earlier_step(planned: Planned, column: str) -> int | None:
-    """The last step whose logged `column` follows the earlier run: the checkpoint's step, and for the learning rate
-    of 4.47+ one more: the first update after a resume still runs at the rate the checkpoint saved (the optimizer's
-    and scheduler's saved state), and those releases log the rate an update used."""
-    step = planned.resumed_step
-    if step is None:
-        return None
-    stale = column == "learning_rate" and planned.plan.profile.id not in LR_AFTER_STEP
-    return step + 1 if stale else step
 
 
 def _earlier_mask(steps: np.ndarray, planned: Planned, column: str) -> np.ndarray:
@@ -288,8 +249,6 @@ def row_checks(rows: Rows | None, planned: Planned, rec: Reconstructed) -> list[
 
 def warmup_check(rows: Rows | None, planned: Planned, rec: Reconstructed, rates_agree: bool | None) -> Check | None:
     """Warmup steps: StepLab's, and the run's as its logged learning rates show (see `warmup.read_warmup`)."""
-    from steplab.runfiles.warmup import read_warmup
-
     if rows is None or not rec.schedule_known or not rows.has("learning_rate").any():
         return None
     plan = planned.plan

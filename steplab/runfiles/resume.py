@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from steplab.errors import InputError, TrainerRefusal
-from steplab.runfiles.reconcile import close
+from steplab.runfiles.precision import close
 from steplab.runfiles.rows import Rows
 from steplab.runfiles.state_file import StateFile
 from steplab.teaching.run_log import LR_AFTER_STEP, logged_epochs, logged_learning_rates

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from steplab.errors import InputError, TrainerRefusal
-from steplab.runfiles.reconcile import Planned, close, last_earlier_step
+from steplab.runfiles.planned import Planned, last_earlier_step
+from steplab.runfiles.precision import close
 from steplab.runfiles.rows import Rows
 from steplab.teaching.run_log import LR_AFTER_STEP, logged_learning_rates
 from steplab.trainer.plan import Plan, make_plan
