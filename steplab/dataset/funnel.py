@@ -164,7 +164,7 @@ def _process(side: str, table: Table, attrs: Sequence[DatasetAttr | None], setti
         if settings.processor == "pretrain":
             out += sum(pretrain_tokens(tokenizer, example) for example in chosen) // cap
             continue
-        lengths = [supervised_length(tokenizer.turns(e), cap, tokenizer.template.efficient_eos, settings.mask_history)
+        lengths = [supervised_length(tokenizer.pairs(e), cap, tokenizer.template.efficient_eos, settings.mask_history)
                    for e in chosen]
         fitting = [length for length in lengths if length <= cap]
         too_long += len(lengths) - len(fitting)
