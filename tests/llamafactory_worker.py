@@ -134,9 +134,9 @@ def _encode_case(template, tokenizer, data_args, case: dict) -> dict:
 def encode(request: dict) -> dict:
     _FixedDay.day_text = request.get("date") or _FixedDay.day_text
     data_args = DataArguments(**request["data_args"])
-    name = data_args.template
-    if name in PRISTINE:
-        template_module.TEMPLATES[name] = copy.deepcopy(PRISTINE[name])
+    for name in {data_args.template or "empty", "empty"}:  # `empty` also stands in when no template is named
+        if name in PRISTINE:
+            template_module.TEMPLATES[name] = copy.deepcopy(PRISTINE[name])
     try:
         tokenizer = load_tokenizer(ModelArguments(model_name_or_path=request["folder"]))["tokenizer"]
         template = get_template_and_fix_tokenizer(tokenizer, data_args)

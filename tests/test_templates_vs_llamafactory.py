@@ -250,3 +250,124 @@ def test_every_template_encodes_as_llamafactory(oracle, folders, tokenizer):
 
     check()
     assert len(seen) == 3 and min(seen) > 2 * len(VARIANTS)  # every example ran; most cases were encoded
+
+
+# --- no `template:`: the tokenizer's own chat template ----------------------------------------------------------
+
+TURNS = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+         "'<|im_end|>\\n' }}{% endfor %}")
+PROMPT = "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+CHAT_TEMPLATES = {
+    "chatml": TURNS + PROMPT,
+    "thinking": ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' }}{% if message['role'] "
+                 "== 'assistant' %}{{ '<think>\\n\\n</think>\\n\\n' }}{% endif %}{{ message['content'] + "
+                 "'<|im_end|>\\n' }}{% endfor %}" + PROMPT),
+    "default_system": ("{% if messages[0]['role'] != 'system' %}{{ '<|im_start|>system\\nYou are a helpful "
+                       "assistant.<|im_end|>\\n' }}{% endif %}" + TURNS + PROMPT),
+    "bos_llama": ("{{ bos_token }}{% for message in messages %}{{ '<|start_header_id|>' + message['role'] + "
+                  "'<|end_header_id|>\\n\\n' + message['content'] | trim + '<|eot_id|>' }}{% endfor %}"
+                  "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}"),
+    "generation_tag": ("{% for message in messages %}{% if message['role'] == 'assistant' %}{% generation %}"
+                       "{{ 'assistant: ' + message['content'] + eos_token }}{% endgeneration %}{% else %}{{ message['role'] + ': ' + "
+                       "message['content'] + '\\n' }}{% endif %}{% endfor %}{% if add_generation_prompt %}"
+                       "{{ 'assistant: ' }}{% endif %}"),
+    "no_system_role": ("{% for message in messages %}{% if message['role'] == 'system' %}"
+                       "{{ raise_exception('System role not supported') }}{% endif %}{% endfor %}" + TURNS + PROMPT),
+    "drops_system": ("{% for message in messages %}{% if message['role'] != 'system' %}{{ message['role'] + ': ' + "
+                     "message['content'] + '\\n' }}{% endif %}{% endfor %}" + PROMPT),
+    "escapes_sandbox": "{{ ''.__class__.__mro__[1].__subclasses__() }}" + TURNS,
+    "none": None,
+}
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+def test_a_chat_template_is_read_as_llamafactory_reads_it(oracle, tmp_path, tokenizer):
+    """`template` not given: LLaMA-Factory parses the tokenizer's chat template (or uses `empty`); so does StepLab,
+    and where the template cannot be read, both refuse."""
+    folders = {}
+    for name, source in CHAT_TEMPLATES.items():
+        if tokenizer == "byte":
+            folders[name] = byte_level(tmp_path / name, bos="<|begin_of_text|>", bos_in_post_processor=True,
+                                       chat_template=source)
+        else:
+            folders[name] = word_level(tmp_path / name, chat_template=source)
+    refused = set()
+
+    @settings(CI, max_examples=1, phases=[Phase.explicit, Phase.generate])
+    @given(pool=st.lists(conversation(), min_size=8, max_size=8, unique_by=repr), seed=st.integers(0, 2**32))
+    def check(pool, seed):
+        rng = random.Random(seed)
+        for name, folder in folders.items():
+            options = TemplateOptions(enable_thinking=rng.choice([True, False, None]),
+                                      mask_history=rng.random() < 0.5, today=TODAY)
+            answer = oracle.ask({"encode": _request(folder, None, options, pool)})
+            if "error" in answer:  # LLaMA-Factory cannot get a template out of it
+                with pytest.raises(DatasetError):
+                    _tokenizer(folder, None, options)
+                refused.add(name)
+                continue
+            agree(oracle, folder, [(None, options, pool)])
+
+    check()
+    # the byte-level tokenizer's encode("") is its bos, which LLaMA-Factory cuts off every rendering: a template
+    # that writes no bos loses its first letters (generation_tag its placeholder, so both refuse it)
+    unreadable = {"no_system_role", "drops_system", "escapes_sandbox"}
+    assert refused == (unreadable | {"generation_tag"} if tokenizer == "byte" else unreadable)
+
+
+def test_a_runaway_chat_template_is_stopped(monkeypatch, tmp_path):
+    from steplab.dataset import chat_template
+
+    monkeypatch.setattr(chat_template, "CPU_SECONDS", 1)
+    loop = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}" + TURNS
+    with pytest.raises(DatasetError) as caught:
+        Tokenizer.from_folder(word_level(tmp_path / "loop", chat_template=loop), None)
+    assert caught.value.code == "dataset.chat_template_failed"
+    for lang in ("zh", "en"):
+        assert "1 s" in caught.value.message(lang)
+
+
+# --- what tokenizer_config.json adds -----------------------------------------------------------------------------
+
+CONFIGS = {
+    "no_eos": {"eos": None},
+    "named_and_extra": {"extra_config": {"additional_special_tokens": ["<|eot_id|>", "[INST]"],
+                                         "image_token": "<image>", "sep_token": "<sep>"}},
+    "added_tokens_decoder": {"extra_config": {"added_tokens_decoder": {
+        "700": {"content": "<extra>", "lstrip": True, "rstrip": True, "normalized": False, "single_word": False,
+                "special": True},
+        "701": {"content": "Action", "lstrip": False, "rstrip": False, "normalized": True, "single_word": True,
+                "special": False},
+        "702": {"content": "<|eot_id|>", "lstrip": False, "rstrip": False, "normalized": False, "single_word": False,
+                "special": False},
+        "600": {"content": "<|endoftext|>", "lstrip": False, "rstrip": False, "normalized": False,
+                "single_word": False, "special": True},  # the eos, as real configs list it
+        "703": {"content": "<|begin_of_text|>", "lstrip": False, "rstrip": False, "normalized": False,
+                "single_word": False, "special": True}}}},
+    "eos_as_added_token": {"eos": None, "bos": None, "extra_config": {
+        "eos_token": {"__type": "AddedToken", "content": "<|end|>", "lstrip": False, "rstrip": True,
+                      "normalized": False, "single_word": False, "special": True},
+        "bos_token": "<s>"}},
+    "eos_is_a_plain_word": {"eos": "<think>", "pad": "<|im_end|>"},
+}
+CONFIG_TEMPLATES = ("qwen3", "llama3", "mistral", "default", "chatglm3", "glm4", "phi4_mini", "alpaca", "empty")
+
+
+def test_tokenizer_configs_add_the_tokens_transformers_adds(oracle, tmp_path):
+    """Special tokens named in `tokenizer_config.json` are added as `transformers` 5 adds them (then they are
+    never split), before the template's own: the same lengths as LLaMA-Factory's."""
+    folders = {name: byte_level(tmp_path / name, **{"bos": "<|begin_of_text|>", **spec}) for name, spec in CONFIGS.items()}
+
+    @settings(CI, max_examples=1, phases=[Phase.explicit, Phase.generate])
+    @given(pool=st.lists(conversation(), min_size=10, max_size=10, unique_by=repr), seed=st.integers(0, 2**32))
+    def check(pool, seed):
+        rng = random.Random(seed)
+        texts = [message["content"] for case in pool for message in case["messages"]]
+        pool = [{**case, "messages": [{**message, "content": message["content"] + rng.choice(
+            ["<extra>", " Action ", "<image>", "<sep>", "<|end|>", "<s>", "[INST]", ""])} for message in case["messages"]]}
+            for case in pool]  # the configs' own tokens inside the text
+        for folder in folders.values():
+            agree(oracle, folder, [(name, variant_options(rng, name, True, False, texts), rng.sample(pool, 5))
+                                   for name in CONFIG_TEMPLATES])
+
+    check()

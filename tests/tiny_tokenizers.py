@@ -10,8 +10,8 @@
   (whitespace and punctuation split, unknown words are `[UNK]`).
 
 Both write `tokenizer.json`, `tokenizer_config.json` (`tokenizer_class: PreTrainedTokenizerFast`, the given
-`bos_token` / `eos_token` / `pad_token`, optionally a `chat_template`) and tiny-qwen2's `config.json`, and
-return the folder. Building is deterministic: the same arguments give the same files.
+`bos_token` / `eos_token` / `pad_token`, optionally a `chat_template` and any `extra_config` keys) and
+tiny-qwen2's `config.json`, and return the folder. Building is deterministic: the same arguments give the same files.
 """
 
 from __future__ import annotations
@@ -77,8 +77,10 @@ def _config(bos: str | None, eos: str | None, pad: str | None, chat_template: st
 
 
 def byte_level(folder: Path, *, bos: str | None = None, eos: str | None = "<|endoftext|>", pad: str | None = None,
-               chat_template: str | None = None, bos_in_post_processor: bool = False) -> Path:
-    """A byte-level BPE tokenizer folder; `bos_in_post_processor` makes `encode(text)` start with `bos` (LLaMA 3)."""
+               chat_template: str | None = None, bos_in_post_processor: bool = False,
+               extra_config: dict | None = None) -> Path:
+    """A byte-level BPE tokenizer folder; `bos_in_post_processor` makes `encode(text)` start with `bos` (LLaMA 3);
+    `extra_config` is merged into `tokenizer_config.json` (`added_tokens_decoder`, `additional_special_tokens`, ...)."""
     tokenizer = _trained()
     if bos_in_post_processor:
         if bos is None:
@@ -88,14 +90,14 @@ def byte_level(folder: Path, *, bos: str | None = None, eos: str | None = "<|end
             single=f"{bos} $A", pair=f"{bos} $A {bos} $B", special_tokens=[(bos, tokenizer.token_to_id(bos))])
     else:
         tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
-    return _write(folder, tokenizer.to_str(), _config(bos, eos, pad, chat_template))
+    return _write(folder, tokenizer.to_str(), _config(bos, eos, pad, chat_template, **(extra_config or {})))
 
 
-def word_level(folder: Path, *, chat_template: str | None = None) -> Path:
+def word_level(folder: Path, *, chat_template: str | None = None, extra_config: dict | None = None) -> Path:
     """tiny-qwen2's word-level tokenizer (eos and pad `<|endoftext|>`, no bos), as a folder of its own."""
     config = json.loads((TINY_QWEN2 / "tokenizer_config.json").read_text(encoding="utf-8"))
     config = {key: value for key, value in config.items() if key not in ("tokenizer_class", "backend")}
-    config["tokenizer_class"] = "PreTrainedTokenizerFast"
+    config.update(tokenizer_class="PreTrainedTokenizerFast", **(extra_config or {}))
     if chat_template is not None:
         config["chat_template"] = chat_template
     return _write(folder, (TINY_QWEN2 / "tokenizer.json").read_text(encoding="utf-8"), config)

@@ -18,6 +18,7 @@ from steplab.dataset.errors import DatasetError
 from steplab.dataset.templates import Template
 
 RENDERER = Path(__file__).with_name("jinja_render.py")
+CPU_SECONDS = 10
 TIMEOUT_SECONDS = 30
 PLACEHOLDER = "{{content}}"
 PROBES = (
@@ -31,7 +32,7 @@ PROBES = (
 
 def render(source: str, variables: dict[str, str]) -> list[str]:
     """The four renderings, or a clear refusal: the real run stops where the template fails."""
-    request = json.dumps({"template": source, "variables": variables, "probes": PROBES})
+    request = json.dumps({"template": source, "variables": variables, "probes": PROBES, "cpu_seconds": CPU_SECONDS})
     try:
         done = subprocess.run([sys.executable, "-I", str(RENDERER)], input=request, capture_output=True,
                               text=True, timeout=TIMEOUT_SECONDS, check=False)
@@ -39,8 +40,8 @@ def render(source: str, variables: dict[str, str]) -> list[str]:
         raise DatasetError("dataset.chat_template_failed", reason=f"> {TIMEOUT_SECONDS} s") from None
     try:
         answer = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        raise DatasetError("dataset.chat_template_failed", reason=f"exit {done.returncode}") from None
+    except json.JSONDecodeError:  # killed at its CPU or memory cap
+        raise DatasetError("dataset.chat_template_failed", reason=f"> {CPU_SECONDS} s / exit {done.returncode}") from None
     if "error" in answer:
         raise DatasetError("dataset.chat_template_failed", reason=answer["error"])
     return answer["rendered"]

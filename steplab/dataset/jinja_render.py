@@ -1,7 +1,8 @@
 """Render a tokenizer's Jinja chat template on fixed conversations, in a child process of its own.
 
 Run as a script (`python jinja_render.py`), never imported by StepLab: it reads one JSON request on stdin,
-`{"template": <Jinja source>, "variables": {name: text}, "probes": [[messages, add_generation_prompt], ...]}`,
+`{"template": <Jinja source>, "variables": {name: text}, "probes": [[messages, add_generation_prompt], ...],
+"cpu_seconds": <its CPU time cap>}`,
 and writes `{"rendered": [text, ...]}` or `{"error": <what failed>}`. The template runs in Jinja's immutable
 sandbox set up as `transformers` sets it up for `apply_chat_template` (trim_blocks, lstrip_blocks, loop
 controls, the `generation` tag, `tojson`, `raise_exception`, `strftime_now`); the process caps its own
@@ -16,7 +17,6 @@ import sys
 from datetime import datetime
 
 MEMORY_BYTES = 1 << 30
-CPU_SECONDS = 10
 
 
 def _environment():
@@ -53,8 +53,8 @@ def _environment():
 
 def main() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
-    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
     request = json.loads(sys.stdin.read())
+    resource.setrlimit(resource.RLIMIT_CPU, (request["cpu_seconds"], request["cpu_seconds"]))
     try:
         template = _environment().from_string(request["template"])
         rendered = [template.render(messages=messages, tools=None, documents=None,

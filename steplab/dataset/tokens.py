@@ -31,6 +31,9 @@ NAMED_SPECIAL = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token"
 
 
 def _token_text(value: Any) -> str | None:
+    """The text of a special token given as a string, a serialised `AddedToken` or an `AddedToken`."""
+    if hasattr(value, "content") and not isinstance(value, dict):
+        return value.content
     if isinstance(value, dict):
         content = value.get("content")
         return content if isinstance(content, str) else None
@@ -38,9 +41,11 @@ def _token_text(value: Any) -> str | None:
 
 
 def _added_token(value: Any, special: bool | None = None) -> Any:
-    """A config entry as `tokenizers.AddedToken`: a string, or a serialised `{"content": ..., flags}`."""
+    """A config entry as `tokenizers.AddedToken`: a string (special), or a serialised `{"content": ..., flags}`."""
     from tokenizers import AddedToken
 
+    if isinstance(value, AddedToken):
+        return value
     if isinstance(value, str):
         return AddedToken(value, special=True) if special is None else AddedToken(value, special=special)
     flags = {key: bool(value[key]) for key in ("single_word", "lstrip", "rstrip", "normalized", "special")
@@ -109,18 +114,17 @@ class Tokenizer:
             entries = sorted(((int(index), _added_token(token)) for index, token in decoder.items()),
                              key=lambda item: item[0])
             to_add = [token for _, token in entries if repr(token) not in present]
-        by_text = {str(token): token for _, token in (entries if isinstance(decoder, dict) else [])}
+            by_text = {str(token): token for _, token in entries}
+        else:
+            by_text = {}
+
         named = {key: by_text.get(_token_text(value), value) for key, value in _named_tokens(config).items()}
         known = {str(token) for token in self.backend.get_added_tokens_decoder().values()} | {
             str(token) for token in to_add}
-        named_texts = [_token_text(value) for value in named.values()]
-        for value in (*named.values(), *_extra_tokens(config)):
+        for value in (*named.values(), *_extra_tokens(config)):  # (their `special` flag changes no count)
             text = _token_text(value)
             if text not in known:
-                token = _added_token(value)
-                if not token.special and text in named_texts:
-                    token.special = True
-                to_add.append(token)
+                to_add.append(_added_token(value))
                 known.add(text)
         if to_add:
             self.backend.add_tokens(to_add)
