@@ -8,7 +8,7 @@ Reads one JSON request per line on stdin and answers one JSON line. Requests:
   folder loaded by `load_tokenizer`, the template `get_template_and_fix_tokenizer` makes of `data_args`
   (template, tool_format, default_system, enable_thinking, preserve_thinking, mask_history), then per case
   (`messages`, `system`, `tools`, optional `cutoff_len`) the (source, target) lengths `encode_multiturn`
-  returns (`discarding_history_cot` as the supervised processor sets it), the supervised processor's example
+  returns (after a multimodal plugin's check of the media placeholders in the text) (`discarding_history_cot` as the supervised processor sets it), the supervised processor's example
   length at `cutoff_len` (templates without a multimodal plugin) and the tokens `PretrainDatasetProcessor`
   makes of the first message; or the exception each raised. `date` fixes the day LLaMA 3's tool prompt writes;
 - `{"registry": true}`: every registered template's formatters and settings, as plain data.
@@ -120,6 +120,8 @@ def _encode_case(template, tokenizer, data_args, case: dict) -> dict:
     messages = case["messages"]
     discarding = data_args.mask_history and not template.preserve_thinking
     try:
+        if type(template.mm_plugin) is not BasePlugin:  # process_messages' check; its processor check needs a model
+            template.mm_plugin._validate_messages(messages, [], [], [])
         pairs = template.encode_multiturn(tokenizer, messages, case.get("system"), case.get("tools"), discarding)
         answer["pairs"] = [[len(source), len(target)] for source, target in pairs]
     except BaseException as error:  # noqa: BLE001 - the refusal is the answer

@@ -187,3 +187,14 @@ def test_truncation_keeps_the_efficient_eos_and_cuts_from_the_last_turn_with_mas
     assert supervised_length([(30, 30), (5, 5)], 20) == 20
     assert supervised_length([(30, 30), (5, 5)], 20, mask_history=True) == 20
     assert supervised_length([(3, 3), (50, 50)], 20, mask_history=True) == 20
+
+
+@pytest.mark.parametrize("placeholder", ["<image>", "<video>", "<audio>"])
+def test_a_multimodal_template_refuses_a_media_placeholder_in_a_text_row(byte, placeholder):
+    row = chat((USER, f"look at {placeholder}"), (ASSISTANT, "ok"))
+    assert tokenizer(byte, "qwen3_nothink").pairs(row)  # a text template: plain text
+    with pytest.raises(DatasetError) as caught:
+        tokenizer(byte, "qwen3_vl_nothink").pairs(row)
+    assert caught.value.code == "dataset.media_placeholder"
+    for lang in ("zh", "en"):
+        assert placeholder in caught.value.message(lang)

@@ -55,7 +55,7 @@ def folders(tmp_path_factory) -> dict[str, Path]:
 FRAGMENTS = ["<|im_start|>", "<|im_end|>", "<|endoftext|>", "<think>", "</think>", "<think>\n", "\n</think>\n\n",
              "<tool_call>", "</tool_call>", "<|eot_id|>", "<|start_header_id|>", "[INST]", "[/INST]",
              "<end_of_turn>", "</s>", "<s>", "<|user|>", "<|end|>", "{{content}}", "{{idx}}", "\n", "\n\n", " ",
-             "w1", "w23", "w200", "hello", "你好", "😀", "é", "<thi", "nk>\n"]
+             "w1", "w23", "w200", "hello", "你好", "😀", "é", "<thi", "nk>\n", "<image>"]
 characters = st.characters(codec="utf-8", exclude_categories=("Cs",))
 pieces = st.one_of(st.sampled_from(FRAGMENTS), st.text(characters, min_size=1, max_size=8))
 some_text = st.lists(pieces, min_size=1, max_size=8).map("".join)

@@ -248,6 +248,23 @@ def encode_messages(template: Template, messages: list[tuple[str, str]], system:
     return encoded
 
 
+MEDIA_PLACEHOLDERS = ("<image>", "<video>", "<audio>")
+"""LLaMA-Factory's media placeholders (`extras/constants.py`): a multimodal template counts them in the text."""
+
+
+def check_media(template: Template, messages: list[tuple[str, str]]) -> None:
+    """A multimodal template's plugin refuses text holding a media placeholder when the row has no such media
+    (`_validate_messages`: the counts must match, and a text row has none)."""
+    if template.multimodal is None:
+        return
+    for _, content in messages:
+        for placeholder in MEDIA_PLACEHOLDERS:
+            if placeholder in content:
+                shown = content if len(content) <= 120 else content[:117] + "..."
+                raise DatasetError("dataset.media_placeholder", template=template.name or "-", text=shown,
+                                   placeholder=placeholder)
+
+
 def encode_pairs(template: Template, messages: list[tuple[str, str]], system: str, tools: str,
                  mask_history: bool, day: datetime.date) -> list[tuple[list[Element], list[Element]]]:
     """(prompt, response) elements of each turn, as `encode_multiturn` returns them to the sft processor.
@@ -257,6 +274,7 @@ def encode_pairs(template: Template, messages: list[tuple[str, str]], system: st
     at the end of the prompt (`enable_thinking` false or null: no loss on it) or the start of the response
     (true) of every turn whose answer has no thought tag — only the last turn with `mask_history`.
     """
+    check_media(template, messages)
     discarding = mask_history and not template.preserve_thinking
     if template.reasoning:  # two passes, as there: a second pass can find a block the first one joined
         messages = list(messages)

@@ -180,9 +180,8 @@ class Tokenizer:
         return len(self.backend.encode(text, add_special_tokens=False).ids) if text else 0
 
     def _lengths(self, messages: list[list[Element]]) -> list[int]:
-        texts = list({element for elements in messages for element in elements if isinstance(element, str) and element})
-        counts = dict(zip(texts, (len(encoding.ids) for encoding in self.backend.encode_batch(
-            texts, add_special_tokens=False)), strict=True)) if texts else {}
+        texts = {element for elements in messages for element in elements if isinstance(element, str)}
+        counts = {text: self.count(text) for text in texts}  # each text once (a batch call costs more CPU here)
         out = []
         for elements in messages:
             total = 0
