@@ -81,6 +81,14 @@ def run(config: dict) -> dict:
 PRISTINE = copy.deepcopy(template_module.TEMPLATES)  # get_template_and_fix_tokenizer changes the one it returns
 
 
+def _pristine(name) -> None:
+    """The named template (and `empty`, which stands in when none is named) as registered: every request starts
+    as a fresh `llamafactory-cli` run would, whatever an earlier request's options did to the shared object."""
+    for key in {name or "empty", "empty"}:
+        if isinstance(key, str) and key in PRISTINE:
+            template_module.TEMPLATES[key] = copy.deepcopy(PRISTINE[key])
+
+
 def _error(error: BaseException) -> dict:
     return {"error": {"type": type(error).__name__, "message": str(error)[:2000]}}
 
@@ -136,9 +144,7 @@ def _encode_case(template, tokenizer, data_args, case: dict) -> dict:
 def encode(request: dict) -> dict:
     _FixedDay.day_text = request.get("date") or _FixedDay.day_text
     data_args = DataArguments(**request["data_args"])
-    for name in {data_args.template or "empty", "empty"}:  # `empty` also stands in when no template is named
-        if name in PRISTINE:
-            template_module.TEMPLATES[name] = copy.deepcopy(PRISTINE[name])
+    _pristine(data_args.template)
     try:
         tokenizer = load_tokenizer(ModelArguments(model_name_or_path=request["folder"]))["tokenizer"]
         template = get_template_and_fix_tokenizer(tokenizer, data_args)
@@ -183,6 +189,7 @@ for line in sys.stdin:
     os.chdir(request["dir"])
     config = dict(request["config"])
     config.setdefault("output_dir", os.path.join(request["dir"], "out"))
+    _pristine(config.get("template"))
     try:
         answer = run(config)
     except BaseException as error:  # noqa: BLE001 - every refusal is an answer (SystemExit from argument checks too)
