@@ -19,6 +19,9 @@ from typing import Any
 from hypothesis import strategies as st
 
 TINY_MODEL = Path(__file__).parent / "data" / "llamafactory-runs" / "assets" / "tiny-qwen2"
+COMMON_TEMPLATES = ["qwen", "qwen3", "qwen3_nothink", "llama3", "chatml", "empty", "default", "alpaca", "mistral",
+                    "gemma", "glm4", "deepseek3", "llama2", "qwen3_5", "qwen2_vl"]
+"""Templates the course and LLaMA-Factory's examples use; any other of the 121 is drawn now and then."""
 
 WORDS = [f"w{i}" for i in range(0, 200, 7)] + ["hello", "世界", "a\nb", "  ", "<|im_end|>", "x,y"]
 text = st.lists(st.sampled_from(WORDS), min_size=0, max_size=12).map(" ".join)
@@ -33,6 +36,7 @@ class Dataset:
     file_type: str  # json, jsonl, csv, parquet
     rows: list[dict[str, Any]]
     entry: dict[str, Any] = field(default_factory=dict)
+    parts: int = 1  # several files in a folder: the rows split in this many files
 
 
 @dataclass
@@ -166,7 +170,8 @@ def dataset(draw, index: int, stage: str) -> Dataset:
     entry = _entry(formatting, ranking, rows, stage)
     if draw(st.integers(0, 6)) == 0:
         entry["num_samples"] = draw(st.integers(1, 50))
-    return Dataset(f"ds{index}", formatting, ranking, file_type, rows, entry)
+    parts = draw(st.integers(2, 3)) if len(rows) > 3 and draw(st.integers(0, 7)) == 0 else 1
+    return Dataset(f"ds{index}", formatting, ranking, file_type, rows, entry, parts)
 
 
 @st.composite
@@ -174,14 +179,30 @@ def cases(draw, stages: tuple[str, ...] = ("sft", "sft", "sft", "rm", "dpo", "pt
     stage = draw(st.sampled_from(stages))
     count = draw(st.integers(1, 3))
     sets = [draw(dataset(i, stage)) for i in range(count)]
-    config: dict[str, Any] = {"stage": stage, "template": draw(st.sampled_from(["qwen", "qwen", "empty", "default"])),
-                              "cutoff_len": draw(st.integers(8, 96))}
+    from steplab.dataset.templates import templates
+
+    template = draw(st.one_of(st.sampled_from(COMMON_TEMPLATES), st.sampled_from(COMMON_TEMPLATES),
+                              st.sampled_from(sorted(templates())), st.none()))
+    config: dict[str, Any] = {"stage": stage, "cutoff_len": draw(st.integers(8, 160)),
+                              "tokenizer": draw(st.sampled_from(["word", "byte"]))}
+    if template is not None:
+        config["template"] = template
+    if draw(st.integers(0, 3)) == 0:
+        config["enable_thinking"] = draw(st.sampled_from([True, False, None]))
+    if draw(st.integers(0, 5)) == 0:
+        config["mask_history"] = True
+    if draw(st.integers(0, 7)) == 0:
+        config["default_system"] = draw(st.sampled_from(["", "Be brief.", "你好\n"]))
+    if draw(st.integers(0, 9)) == 0:
+        config["tool_format"] = draw(st.sampled_from(["default", "qwen", "llama3", "glm4", "mistral"]))
     eval_sets: list[Dataset] = []
     if count > 1 and draw(st.integers(0, 3)) == 0:
         eval_sets, sets = sets[-1:], sets[:-1]
     config["dataset"] = ",".join(d.name for d in sets)
     if eval_sets:
         config["eval_dataset"] = eval_sets[0].name
+        if draw(st.integers(0, 3)) == 0:
+            config["eval_on_each_dataset"] = True
     elif draw(st.integers(0, 2)) == 0:
         config["val_size"] = draw(st.one_of(st.floats(0.01, 0.5).map(lambda v: round(v, 3)), st.integers(2, 6)))
     if draw(st.integers(0, 2)) == 0:
@@ -226,18 +247,45 @@ def _write_rows(path: Path, rows: list[dict[str, Any]], file_type: str) -> None:
         pq.write_table(pa.Table.from_pylist(rows), path)
 
 
-def write_case(case: Case, folder: Path) -> dict[str, Any]:
-    """The case's files under `folder` (data/, model/); returns the YAML mapping, paths relative to `folder`."""
+def tokenizer_folders(root: Path) -> dict[str, Path]:
+    """The two tokenizer folders cases name: tiny-qwen2's word-level one and a byte-level BPE (newlines count)."""
+    from tests.tiny_tokenizers import byte_level, word_level
+
+    folders = {"word": root / "word", "byte": root / "byte"}
+    if not (folders["word"] / "tokenizer.json").is_file():
+        word_level(folders["word"])
+        byte_level(folders["byte"])
+    return folders
+
+
+def write_case(case: Case, folder: Path, models: dict[str, Path] | None = None) -> dict[str, Any]:
+    """The case's files under `folder` (data/, model/); returns the YAML mapping, paths relative to `folder`.
+
+    `models` maps the case's tokenizer kind to a shared folder; without it tiny-qwen2's files are copied."""
     data = folder / "data"
     data.mkdir(parents=True)
     info = {}
     for d in case.datasets:
-        file_name = f"{d.name}.{d.file_type}"
-        _write_rows(data / file_name, d.rows, d.file_type)
+        if d.parts > 1:  # a folder of files: LLaMA-Factory reads every file in it, in os.listdir order
+            file_name = d.name
+            (data / file_name).mkdir()
+            size = -(-len(d.rows) // d.parts)
+            for part in range(d.parts):
+                _write_rows(data / file_name / f"part{part}.{d.file_type}", d.rows[part * size:(part + 1) * size],
+                            d.file_type)
+        else:
+            file_name = f"{d.name}.{d.file_type}"
+            _write_rows(data / file_name, d.rows, d.file_type)
         info[d.name] = {"file_name": file_name, **d.entry}
     (data / "dataset_info.json").write_text(json.dumps(info), encoding="utf-8")
-    (folder / "model").mkdir()
-    for name in ("tokenizer.json", "tokenizer_config.json", "config.json"):
-        shutil.copy(TINY_MODEL / name, folder / "model" / name)
-    return {"model_name_or_path": "model", "dataset_dir": "data", "do_train": True, "finetuning_type": "lora",
-            "use_cpu": True, "report_to": "none", "overwrite_cache": True, **case.config}
+    config = dict(case.config)
+    kind = config.pop("tokenizer", "word")
+    if models is not None:
+        model = str(models[kind])
+    else:
+        model = "model"
+        (folder / "model").mkdir()
+        for name in ("tokenizer.json", "tokenizer_config.json", "config.json"):
+            shutil.copy(TINY_MODEL / name, folder / "model" / name)
+    return {"model_name_or_path": model, "dataset_dir": "data", "do_train": True, "finetuning_type": "lora",
+            "use_cpu": True, "report_to": "none", "overwrite_cache": True, **config}

@@ -9,7 +9,8 @@ torchvision and torchaudio are not installed (their wheels are built for other t
 Parallel pytest workers wait on a file lock while one builds it. No index reachable: the tests skip, saying so.
 
 `Oracle` keeps one worker process per test process (LLaMA-Factory's imports take seconds) and asks it for the
-train and eval datasets `llamafactory.data.get_dataset` builds from a YAML mapping and a folder of files.
+train and eval datasets `llamafactory.data.get_dataset` builds from a YAML mapping and a folder of files
+(`run`), or for any other request the worker answers (`ask`: a template's encodings, the template registry).
 """
 
 from __future__ import annotations
@@ -81,13 +82,14 @@ class Oracle:
 
     def run(self, config: dict[str, Any], folder: Path) -> dict[str, Any]:
         """What LLaMA-Factory made of `config` run from `folder`: counts and lengths, or its exception."""
-        return self._ask({"config": config, "dir": str(folder)})
+        return self.ask({"config": config, "dir": str(folder)})
 
     def load(self, kind: str, path: Path) -> dict[str, Any]:
         """The rows (and column types) `datasets.load_dataset(kind, data_files=[path])` reads, or its exception."""
-        return self._ask({"load": {"kind": kind, "path": str(path)}})
+        return self.ask({"load": {"kind": kind, "path": str(path)}})
 
-    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The worker's answer to one request (`llamafactory_worker.py` lists the kinds)."""
         assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()

@@ -95,3 +95,19 @@ def test_empty_csv_cells_are_nulls_and_a_column_of_numbers_is_numbers():
 def test_a_json_array_with_a_key_missing_in_some_rows_gives_nulls_there():
     table = table_from_bytes(json.dumps([{"a": "x"}, {"b": "y"}]).encode(), "d.json", "d", "d.json")
     assert table.to_pylist() == [{"a": "x", "b": None}, {"a": None, "b": "y"}]
+
+
+def test_a_later_file_of_a_folder_may_lack_columns_but_not_add_one(tmp_path):
+    """As `datasets` 4.0 builds a dataset of several files: the first file's columns, nulls where a later one
+    lacks a column, and a refusal when a later one brings a new column."""
+    from steplab.dataset.files import read_dataset
+
+    first = tmp_path / "a.json"
+    first.write_text(json.dumps([{"x": "1", "h": [["a", "b"]]}, {"x": "2", "h": None}]))
+    lacking = tmp_path / "b.json"
+    lacking.write_text(json.dumps([{"x": "3"}]))
+    assert read_dataset([first, lacking], "d").to_pylist() == [{"x": "1", "h": [["a", "b"]]}, {"x": "2", "h": None},
+                                                                {"x": "3", "h": None}]
+    with pytest.raises(DatasetError) as caught:
+        read_dataset([lacking, first], "d")
+    assert caught.value.code == "dataset.columns_differ"

@@ -114,10 +114,21 @@ def test_a_map_batch_left_empty_stops_llamafactory():
     with pytest.raises(DatasetError) as caught:
         funnel(rows, {"preprocessing_batch_size": 3})  # batches of 3 and 1: the second keeps nothing
     assert caught.value.code == "dataset.empty_batch" and caught.value.values["batch"] == 2
-    shards = rows[3:] * 2 + rows[:2]  # two workers: rows 1-2 (both dropped) and rows 3-4
-    assert funnel(shards, {"preprocessing_batch_size": 1, "preprocessing_num_workers": 2}).train_examples == 2
+    from steplab.dataset.funnel import _check_batches  # the rule alone: a worker's shard may keep nothing at all
+
+    valid = np.array([False, False, True, True])
+    _check_batches("train", valid, data_settings({"preprocessing_batch_size": 1, "preprocessing_num_workers": 2}))
     with pytest.raises(DatasetError):  # one worker: its batches 1 and 2 are emptied, 3 and 4 are not
-        funnel(shards, {"preprocessing_batch_size": 1})
+        _check_batches("train", valid, data_settings({"preprocessing_batch_size": 1}))
+
+
+def test_converter_shards_whose_columns_cannot_be_joined_stop_llamafactory():
+    """`preprocessing_num_workers` splits the converter's map too: a share with no response beside one with."""
+    rows = [{"instruction": "a", "input": "", "output": None}] * 2 + [{"instruction": "a", "input": "", "output": "b"}] * 2
+    assert funnel(rows, {"preprocessing_num_workers": 1, "preprocessing_batch_size": 100}).train_examples == 2
+    with pytest.raises(DatasetError) as caught:
+        funnel(rows, {"preprocessing_num_workers": 2, "preprocessing_batch_size": 100})
+    assert caught.value.code == "dataset.shards_differ" and caught.value.values["column"] == "_response"
 
 
 def test_datasets_whose_converted_columns_cannot_be_aligned_are_refused():

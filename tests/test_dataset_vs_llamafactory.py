@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from steplab.dataset.load import funnel_from_files
 from steplab.errors import InputError
-from tests.dataset_cases import Case, cases, write_case
+from tests.dataset_cases import Case, cases, tokenizer_folders, write_case
 from tests.llamafactory_env import Oracle
 
 CASES = int(os.environ.get("STEPLAB_LF_CASES", "60"))
@@ -34,6 +34,12 @@ def oracle():
     worker = Oracle()
     yield worker
     worker.close()
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """The word-level and byte-level tokenizer folders every case of this process names (built once)."""
+    return tokenizer_folders(tmp_path_factory.mktemp("tokenizers"))
 
 
 def _steplab(config: dict, folder: Path) -> dict:
@@ -57,10 +63,10 @@ def _llamafactory(oracle: Oracle, config: dict, folder: Path) -> dict:
     return {"train": answer["train"]["count"], "eval": count}
 
 
-def check(oracle: Oracle, case: Case) -> None:
+def check(oracle: Oracle, case: Case, models: dict[str, Path]) -> None:
     with tempfile.TemporaryDirectory(prefix="lf-case-") as scratch:
         folder = Path(scratch)
-        config = write_case(case, folder)
+        config = write_case(case, folder, models)
         real = _llamafactory(oracle, config, folder)
         ours = _steplab(config, folder)
     context = f"\nLLaMA-Factory: {real}\nStepLab: {ours}\ncase:\n{case.describe()}"
@@ -73,29 +79,29 @@ def check(oracle: Oracle, case: Case) -> None:
 
 @SETTINGS
 @given(case=cases(stages=("sft",), packing=False))
-def test_sft_rows_match_llamafactory(oracle, case):
-    check(oracle, case)
+def test_sft_rows_match_llamafactory(oracle, models, case):
+    check(oracle, case, models)
 
 
 @SETTINGS
 @given(case=cases(stages=("sft",), packing=True))
-def test_sft_packing_matches_llamafactory(oracle, case):
-    check(oracle, case)
+def test_sft_packing_matches_llamafactory(oracle, models, case):
+    check(oracle, case, models)
 
 
 @SETTINGS
 @given(case=cases(stages=("rm", "dpo")))
-def test_pairwise_rows_match_llamafactory(oracle, case):
-    check(oracle, case)
+def test_pairwise_rows_match_llamafactory(oracle, models, case):
+    check(oracle, case, models)
 
 
 @SETTINGS
 @given(case=cases(stages=("pt",)))
-def test_pretraining_blocks_match_llamafactory(oracle, case):
-    check(oracle, case)
+def test_pretraining_blocks_match_llamafactory(oracle, models, case):
+    check(oracle, case, models)
 
 
 @SETTINGS
 @given(case=cases())
-def test_every_stage_matches_llamafactory(oracle, case):
-    check(oracle, case)
+def test_every_stage_matches_llamafactory(oracle, models, case):
+    check(oracle, case, models)

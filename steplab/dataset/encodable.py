@@ -9,11 +9,14 @@ prompt that is not text. `check` raises `Unconvertible` for those, as LLaMA-Fact
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from typing import Any
 
+from steplab.dataset.errors import DatasetError
 from steplab.dataset.examples import FUNCTION, Example, Unconvertible
+from steplab.dataset.templates import Template, TemplateOptions, encode_pairs
 
 THOUGHT_WORDS = ("<think>\n", "\n</think>\n\n")
 TOOL_CALL_WORDS = ("<tool_call>", "</tool_call>")
@@ -65,11 +68,29 @@ def _messages(messages: list[tuple[str, Any]]) -> None:
             _text(content)
 
 
-def check(example: Example, processor: str, default_system: str = "") -> None:
-    """Raise `Unconvertible` where LLaMA-Factory's template encoding of this kept example would raise."""
+def _written(example: Example, processor: str, template: Template, options: TemplateOptions) -> None:
+    """The example written out by the template as the processor writes it (each answer of a pair on its own)."""
+    day = options.today or datetime.date.today()
+    answers = example.response[:2] if processor == "pairwise" else example.response[:1]
+    conversations = [[*example.prompt, answer] for answer in answers] if processor == "pairwise" else [
+        [*example.prompt, *answers]]
+    for messages in conversations:
+        try:
+            encode_pairs(template, messages, example.system, example.tools, options.mask_history, day)
+        except DatasetError as error:
+            raise Unconvertible("dataset.fail.template", reason=error.text) from None
+
+
+def check(example: Example, processor: str, template: Template | None = None,
+          options: TemplateOptions | None = None) -> None:
+    """Raise `Unconvertible` where LLaMA-Factory's template encoding of this kept example would raise.
+
+    With the template (as the YAML's options configure it) the example is written out exactly; without one
+    (no `template:` and no tokenizer to read its own from) the checks that hold for every template are made.
+    """
     if processor == "pretrain":
         return
-    system = example.system or default_system
+    system = example.system or (template.default_system if template is not None else "")
     if system and not isinstance(system, str):
         raise Unconvertible("dataset.fail.not_text", value=repr(system)[:60])
     _tools(example.tools)
@@ -77,3 +98,5 @@ def check(example: Example, processor: str, default_system: str = "") -> None:
         _messages(list(example.prompt) + list(example.response[:2]))
     else:
         _messages(list(example.prompt) + list(example.response[:1]))
+    if template is not None:
+        _written(example, processor, template, options or TemplateOptions())

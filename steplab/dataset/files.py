@@ -146,7 +146,8 @@ def _reason(error: Exception) -> str:
 
 
 def combine(parts: list[Any], dataset: str, label: str) -> Any:
-    """One table of a dataset's parts: each later part cast to the first part's columns and types.
+    """One table of a dataset's parts: each later part cast to the first part's columns and types (a column a
+    later part lacks is null there; a column only a later part has stops `datasets`).
 
     No row at all is refused: `datasets` finds no data, or LLaMA-Factory's converter has no first row to read.
     `datasets` writes a dataset with the first part's schema; a part with other columns, or with values that
@@ -160,9 +161,13 @@ def combine(parts: list[Any], dataset: str, label: str) -> Any:
     first = parts[0].schema
     cast = [parts[0]]
     for part in parts[1:]:
-        if sorted(part.schema.names) != sorted(first.names):
+        extra = [name for name in part.schema.names if name not in first.names]
+        if extra:  # a later part may lack a column (nulls there), never bring a new one
             raise DatasetError("dataset.columns_differ", dataset=dataset, path=label,
                                first=", ".join(first.names), other=", ".join(part.schema.names))
+        for name in first.names:
+            if name not in part.schema.names:
+                part = part.append_column(first.field(name), pa.nulls(part.num_rows, first.field(name).type))
         try:
             cast.append(part.select(first.names).cast(first))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:

@@ -28,6 +28,7 @@ from steplab.dataset.mixing import mix
 from steplab.dataset.settings import MIX_STRATEGIES, DataSettings
 from steplab.dataset.shapes import Shapes, aligned, examples, row_shapes
 from steplab.dataset.split import held_out, split_order
+from steplab.dataset.templates import Template
 from steplab.dataset.tokens import Tokenizer, greedy_packs, pretrain_tokens, supervised_length
 from steplab.i18n import Message, fmt_int, msg
 
@@ -177,7 +178,13 @@ def _select(name: str, attr: DatasetAttr, table: Table, settings: DataSettings, 
         table = cut if isinstance(table, int) else table.slice(0, cut)
     if isinstance(table, int):
         return _Part(name, attr, table, None)
-    return _Part(name, attr, table, row_shapes(table, attr))
+    shapes = row_shapes(table, attr)
+    shards = _shards(table.num_rows, settings.preprocessing_num_workers)
+    if len(shards) > 1:  # the converter's map runs in worker shards, joined as datasets are
+        column = aligned([shapes.features_of(shard) for shard in shards])
+        if column is not None:
+            raise DatasetError("dataset.shards_differ", dataset=name, column=column, workers=len(shards))
+    return _Part(name, attr, table, shapes)
 
 
 def _merge(names: Sequence[str], attrs: Mapping[str, DatasetAttr], tables: Mapping[str, Table],
@@ -267,18 +274,20 @@ def pretrain_text_checked(example: Any, side: _Side, position: int) -> str:
         raise side.fail(position, failure) from None
 
 
-def _check_encodable(side: _Side, valid: np.ndarray, settings: DataSettings) -> None:
-    """Every kept row the column-wise count could not vouch for is written out once, as the processor would."""
-    positions = np.flatnonzero(valid & side.suspect())
+def _check_encodable(side: _Side, valid: np.ndarray, settings: DataSettings, template: Template | None) -> None:
+    """Every kept row the column-wise count could not vouch for is written out once, as the processor would
+    (every kept row under a multimodal template, which refuses text holding a media placeholder)."""
+    everything = template is not None and template.multimodal is not None
+    positions = np.flatnonzero(valid if everything else valid & side.suspect())
     for position, example in zip(positions, side.examples(positions), strict=True):
         try:
-            encodable.check(example, settings.processor)
+            encodable.check(example, settings.processor, template, settings.template_options)
         except Unconvertible as failure:
             raise side.fail(int(position), failure) from None
 
 
 def _process(side_name: str, side: _Side, settings: DataSettings, tokenizer: Tokenizer | None,
-             stages: list[Stage]) -> tuple[int, int]:
+             template: Template | None, stages: list[Stage]) -> tuple[int, int]:
     """Examples that come out of one side (train or eval), as (fewest, most): drops, then packing or pt blocks.
 
     The two are equal when the count is exact; they differ only when tokens are needed and there is no tokenizer.
@@ -294,7 +303,7 @@ def _process(side_name: str, side: _Side, settings: DataSettings, tokenizer: Tok
         stages.append(Stage("invalid", rows, rows - dropped,
                             msg("dataset.stage.invalid", side=msg(f"dataset.side.{side_name}"), rows=rows,
                                 dropped=dropped, kept=rows - dropped, processor=kind)))
-    _check_encodable(side, valid, settings)
+    _check_encodable(side, valid, settings, template)
     if processor != "pretrain":
         _check_batches(side_name, valid, settings)
     if processor == "pretrain":  # every pt row needs its text, packed or not
@@ -314,7 +323,7 @@ def _process(side_name: str, side: _Side, settings: DataSettings, tokenizer: Tok
         if processor == "pretrain":
             out += sum(pretrain_tokens(tokenizer, example) for example in batch_examples) // cap
             continue
-        lengths = [supervised_length(tokenizer.turns(e), cap, tokenizer.template.efficient_eos, settings.mask_history)
+        lengths = [supervised_length(tokenizer.pairs(e), cap, tokenizer.template.efficient_eos, settings.mask_history)
                    for e in batch_examples]
         fitting = [length for length in lengths if length <= cap]
         too_long += len(lengths) - len(fitting)
@@ -364,6 +373,8 @@ def _refusals(settings: DataSettings) -> None:
         raise DatasetError("dataset.val_and_eval")
     if settings.neat_packing and settings.stage != "sft":
         raise DatasetError("dataset.neat_packing_stage", stage=settings.stage)
+    if (settings.mask_history or settings.train_on_prompt) and settings.stage != "sft":
+        raise DatasetError("dataset.sft_only", stage=settings.stage)
     probs = settings.interleave_probs
     for names in (settings.datasets, settings.eval_datasets):
         if probs is not None and names and len(names) != len(probs):
@@ -372,8 +383,13 @@ def _refusals(settings: DataSettings) -> None:
 
 def dataset_funnel(settings: DataSettings, tables: Mapping[str, Table],
                    attrs: Mapping[str, DatasetAttr | None] | None = None,
-                   tokenizer: Tokenizer | None = None) -> Funnel:
-    """Run the dataset stage: `tables` has the rows (or row counts) of every dataset the settings name."""
+                   tokenizer: Tokenizer | None = None, template: Template | None = None) -> Funnel:
+    """Run the dataset stage: `tables` has the rows (or row counts) of every dataset the settings name.
+
+    `template` is the chat template every kept row is written with (configured by the YAML's options); without
+    it (nor a tokenizer) only the checks that hold for every template are made.
+    """
+    template = tokenizer.template if tokenizer is not None else template
     _refusals(settings)
     attrs = {name: (attrs or {}).get(name) or DatasetAttr(name, None) for name in settings.names}  # none: alpaca
     stages: list[Stage] = []
@@ -401,11 +417,11 @@ def dataset_funnel(settings: DataSettings, tables: Mapping[str, Table],
         assumptions.append(msg("dataset.assume.rows_valid"))
     if any(attr.num_samples is not None for attr in attrs.values()):
         assumptions.append(msg("dataset.assume.resample", seed=settings.seed))
-    train = _process("train", train_side, settings, tokenizer, stages)
+    train = _process("train", train_side, settings, tokenizer, template, stages)
     if train[1] == 0:
         raise DatasetError("dataset.no_examples")
-    eval_counts = None if evaluation is None else _process("eval", evaluation, settings, tokenizer, stages)
-    by_dataset = {name: _process("eval", side, settings, tokenizer, stages) for name, side in eval_parts}
+    eval_counts = None if evaluation is None else _process("eval", evaluation, settings, tokenizer, template, stages)
+    by_dataset = {name: _process("eval", side, settings, tokenizer, template, stages) for name, side in eval_parts}
     if eval_counts is not None and eval_counts[1] == 0 or any(high == 0 for _, high in by_dataset.values()):
         raise DatasetError("dataset.no_eval_examples")
     if by_dataset:

@@ -34,25 +34,47 @@ def _check_stage(settings: DataSettings, attrs: list[DatasetAttr]) -> None:
 def tokenizer_for(settings: DataSettings, base: Path) -> Tokenizer | None:
     """The model folder's tokenizer under the YAML's template, when the processor needs token lengths.
 
-    None when the folder has no `tokenizer.json`, the YAML names no model or StepLab lacks its template:
-    the funnel then estimates (`_said_why` says which).
+    None when the folder has no `tokenizer.json` or the YAML names no model: the funnel then estimates
+    (`_said_why` says why). Without `template:` the tokenizer's own chat template is read, as LLaMA-Factory does.
     """
     template = _template(settings)
-    if not settings.needs_tokens or not settings.model_name_or_path or template is None:
-        return None
+    if not settings.model_name_or_path or (template is not None and not settings.needs_tokens):
+        return None  # (without `template:` the tokenizer says which template every row is written with)
     folder = base / settings.model_name_or_path
-    return Tokenizer.from_folder(folder, template) if (folder / "tokenizer.json").is_file() else None
+    if not (folder / "tokenizer.json").is_file():
+        return None
+    return Tokenizer.from_folder(folder, template, settings.template_options)
 
 
 def _said_why(funnel: Funnel, settings: DataSettings, path: str) -> Funnel:
-    """An estimated funnel also says why there were no token lengths: no tokenizer there, or no such template."""
+    """An estimated funnel also says why there were no token lengths: no tokenizer there."""
     if funnel.estimate is None:
         return funnel
-    if _template(settings) is None:
-        why = msg("dataset.template_unknown", template=settings.template, known=", ".join(templates()))
-    else:
-        why = msg("dataset.no_tokenizer", path=path)
-    return replace(funnel, assumptions=(*funnel.assumptions, why))
+    return replace(funnel, assumptions=(*funnel.assumptions, msg("dataset.no_tokenizer", path=path)))
+
+
+PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json")
+"""What makes `AutoProcessor` find a processor in a model folder (a multimodal template cannot work without one)."""
+
+
+def _writing(settings: DataSettings, tokenizer: Tokenizer | None, folder: Path | None = None) -> Template | None:
+    """The template every kept row is written with (to find the rows LLaMA-Factory cannot write): the tokenizer's
+    when there is one, else the named one as the options leave it; None when only a tokenizer could say which.
+
+    What `get_template_and_fix_tokenizer` and the multimodal plugin refuse before any row is read is refused here:
+    `train_on_prompt` with an `efficient_eos` template, a multimodal template whose local model folder has no
+    processor ("Processor was not found").
+    """
+    template = tokenizer.template if tokenizer is not None else _template(settings)
+    if template is None:
+        return None
+    template = template.configured(settings.template_options) if tokenizer is None else template
+    if settings.train_on_prompt and template.efficient_eos:
+        raise DatasetError("dataset.train_on_prompt_template", template=template.name or "-")
+    if (template.multimodal is not None and folder is not None and folder.is_dir()
+            and not any((folder / name).is_file() for name in PROCESSOR_FILES)):
+        raise DatasetError("dataset.no_processor", template=template.name or "-", path=str(folder))
+    return template
 
 
 def funnel_from_files(values: Mapping[str, Any], base: Path, max_bytes: int = MAX_DISK_FILE_BYTES) -> Funnel:
@@ -72,7 +94,10 @@ def funnel_from_files(values: Mapping[str, Any], base: Path, max_bytes: int = MA
     attrs = read_info(info, names, str(info_path))
     _check_stage(settings, attrs)
     tables = {attr.name: read_dataset(dataset_paths(attr, dataset_dir), attr.name, max_bytes) for attr in attrs}
-    funnel = dataset_funnel(settings, tables, {attr.name: attr for attr in attrs}, tokenizer_for(settings, base))
+    tokenizer = tokenizer_for(settings, base)
+    folder = base / settings.model_name_or_path if settings.model_name_or_path else None
+    funnel = dataset_funnel(settings, tables, {attr.name: attr for attr in attrs}, tokenizer,
+                            _writing(settings, tokenizer, folder))
     model = settings.model_name_or_path
     return _said_why(funnel, settings, str(base / model / "tokenizer.json") if model else "model_name_or_path")
 
@@ -92,8 +117,16 @@ def funnel_from_rows(values: Mapping[str, Any], rows: Mapping[str, int]) -> Funn
 
 
 def _template(settings: DataSettings) -> Template | None:
-    """The YAML's chat template from StepLab's table (none given: `empty`); None for one it does not have."""
-    return templates().get(settings.template or "empty")
+    """The YAML's chat template from StepLab's table (LLaMA-Factory 0.9.5's); None when the YAML names none.
+
+    A name 0.9.5 does not register stops its run ("Template X does not exist"), so StepLab refuses it too.
+    """
+    if settings.template is None:
+        return None
+    found = templates().get(settings.template)
+    if found is None:
+        raise DatasetError("dataset.template_missing", template=settings.template, count=len(templates()))
+    return found
 
 
 def funnel_from_uploads(values: Mapping[str, Any], files: Mapping[str, bytes], rows: Mapping[str, int] | None = None,
@@ -129,12 +162,14 @@ def funnel_from_uploads(values: Mapping[str, Any], files: Mapping[str, bytes], r
         check_size(len(files[file_name]), name, file_name, max_bytes)
         tables[name] = table_from_bytes(files[file_name], file_name, name, file_name)
     tokenizer = None
-    if (settings.needs_tokens and "tokenizer.json" in files and _template(settings) is not None
+    template = _template(settings)
+    if ((settings.needs_tokens or template is None) and "tokenizer.json" in files
             and not any(isinstance(table, int) for table in tables.values())):
         config = read_config(files.get("tokenizer_config.json", b"{}"))
         try:
             text = files["tokenizer.json"].decode("utf-8")
         except UnicodeDecodeError:
             raise DatasetError("dataset.bad_tokenizer", path="tokenizer.json") from None
-        tokenizer = Tokenizer(text, config, _template(settings))
-    return _said_why(dataset_funnel(settings, tables, attrs, tokenizer), settings, "tokenizer.json")
+        tokenizer = Tokenizer(text, config, template, settings.template_options)
+    funnel = dataset_funnel(settings, tables, attrs, tokenizer, _writing(settings, tokenizer))
+    return _said_why(funnel, settings, "tokenizer.json")

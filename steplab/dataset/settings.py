@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from steplab.dataset.catalog import dataset_names
+from steplab.dataset.templates import TemplateOptions
 from steplab.errors import SetupError
 from steplab.trainer.fields import DATA_FIELDS
 
@@ -47,8 +48,16 @@ class DataSettings:
     eval_on_each_dataset: bool = DATA_FIELDS["eval_on_each_dataset"].default
     enable_thinking: bool | None = DATA_FIELDS["enable_thinking"].default
     preserve_thinking: bool = DATA_FIELDS["preserve_thinking"].default
+    train_on_prompt: bool = DATA_FIELDS["train_on_prompt"].default
     default_system: str | None = None
     tool_format: str | None = None
+
+    @property
+    def template_options(self) -> TemplateOptions:
+        """The keys that change how the chat template writes a row, as LLaMA-Factory reads them."""
+        return TemplateOptions(enable_thinking=self.enable_thinking, preserve_thinking=self.preserve_thinking,
+                               default_system=self.default_system, tool_format=self.tool_format,
+                               mask_history=self.mask_history)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -83,7 +92,7 @@ def data_settings(values: Mapping[str, Any]) -> DataSettings:
 
     checked: dict[str, Any] = {}
     for name, field in DATA_FIELDS.items():
-        if name in values and values[name] is not None:
+        if name in values and (values[name] is not None or field.optional):  # `enable_thinking: null` is a value
             checked[name] = check_field(field, values[name])
     raw_val = values.get("val_size")
     if "val_size" in checked and isinstance(raw_val, int) and not isinstance(raw_val, bool):
@@ -92,8 +101,8 @@ def data_settings(values: Mapping[str, Any]) -> DataSettings:
     if stage not in STAGES:
         raise SetupError("dataset.stage_unmodelled", field="stage", stage=stage, modelled=", ".join(STAGES))
     text = {name: str(values[name]).strip() for name in TEXT_FIELDS if values.get(name) not in (None, "")}
-    if "default_system" in text:
-        text["default_system"] = str(values["default_system"])  # kept as written: its spaces are tokens
+    if values.get("default_system") is not None:
+        text["default_system"] = str(values["default_system"])  # kept as written ("" too): its spaces are tokens
     mix = text.get("mix_strategy", "concat")
     if mix not in MIX_STRATEGIES:
         raise SetupError("dataset.mix_unknown", field="mix_strategy", mix_strategy=mix,

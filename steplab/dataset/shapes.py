@@ -22,31 +22,40 @@ from steplab.i18n import msg
 
 STRUCT_TEXT, STRUCT_NULL, EMPTY_LIST = "list<struct<role, content: string>>", "list<struct<role, content: null>>", (
     "list<null>")
+HAS, TEXT, NULL, OTHER = 1, 2, 4, 8
+"""Per-row type bits of a converted column: the row has messages; a value (or message content) is text, null,
+something else. Or-ed over rows, they give the type `datasets` infers for those rows."""
+COLUMNS = ("_prompt", "_response", "_system", "_tools")
 
 
-def _value_type(values: list[Any]) -> str:
-    """The type `datasets` infers for a column of these Python values ("null" when all are None)."""
-    kinds = {type(value).__name__ for value in values if value is not None}
-    return "null" if not kinds else ("string" if kinds == {"str"} else "|".join(sorted(kinds)))
+def _value_bits(value: Any) -> int:
+    return NULL if value is None else TEXT if isinstance(value, str) else OTHER
 
 
-def _messages_type(lists: list[tuple]) -> str:
-    """The type of a `_prompt` or `_response` column: a list of {role, content} records, or of nothing at all."""
-    contents = [content for messages in lists for _, content in messages]
-    if not any(lists):
-        return EMPTY_LIST
-    kind = _value_type(contents)
-    return STRUCT_TEXT if kind == "string" else STRUCT_NULL if kind == "null" else f"list<struct<role, {kind}>>"
+def _messages_bits(messages: tuple) -> int:
+    bits = HAS if messages else 0
+    for _, content in messages:
+        bits |= _value_bits(content)
+    return bits
+
+
+def column_type(column: str, bits: int) -> str:
+    """The type `datasets` infers for a converted column whose rows' bits or together to `bits`."""
+    if column in ("_prompt", "_response"):
+        if not bits & HAS:
+            return EMPTY_LIST
+        return "list<struct<role, other>>" if bits & OTHER else STRUCT_TEXT if bits & TEXT else STRUCT_NULL
+    return "other" if bits & OTHER else "string" if bits & TEXT else "null"
 
 
 def aligned(features: list[dict[str, str]]) -> str | None:
-    """The first converted column whose types `datasets` cannot align across these datasets (None: all align).
+    """The first converted column whose types `datasets` cannot align across these parts (None: all align).
 
-    `concatenate_datasets` and `interleave_datasets` accept a column whose types are equal or where one is null;
-    a list of messages never counts as null, so a dataset none of whose rows has a response cannot be merged
-    with one that has responses.
+    `concatenate_datasets` and `interleave_datasets` (and `map` joining its workers' shards) accept a column whose
+    types are equal or where one is null; a list of messages never counts as null, so rows none of which has a
+    response cannot be joined with rows that have one.
     """
-    for column in ("_prompt", "_response", "_system", "_tools"):
+    for column in COLUMNS:
         kinds = {f[column] for f in features if f[column] != "null"}
         if len(kinds) > 1:
             return column
@@ -55,13 +64,14 @@ def aligned(features: list[dict[str, str]]) -> str | None:
 
 @dataclass(frozen=True)
 class Shapes:
-    """Per row: the number of prompt and of response messages after conversion, and whether its encoding must
-    be checked row by row (`encodable.check`): the column-wise count vouches for the others."""
+    """Per row: the number of prompt and of response messages after conversion, whether its encoding must be
+    checked row by row (`encodable.check`: the column-wise count vouches for the others), and the type bits of
+    each converted column."""
 
     prompt: np.ndarray
     response: np.ndarray
     suspect: np.ndarray
-    features: dict[str, str]
+    bits: dict[str, np.ndarray]
 
     def __len__(self) -> int:
         return len(self.prompt)
@@ -72,6 +82,16 @@ class Shapes:
             return np.ones(len(self.prompt), dtype=bool)
         odd = self.prompt % 2 == 1
         return odd & (self.response >= 2 if processor == "pairwise" else self.response == 1)
+
+    def features_of(self, rows: range | None = None) -> dict[str, str]:
+        """The converted columns' types over these rows (all of them by default)."""
+        chosen = slice(None) if rows is None else slice(rows.start, rows.stop)
+        return {column: column_type(column, int(np.bitwise_or.reduce(self.bits[column][chosen], initial=0)))
+                for column in COLUMNS}
+
+    @property
+    def features(self) -> dict[str, str]:
+        return self.features_of()
 
 
 def _is_text(arrow_type: Any) -> bool:
@@ -128,10 +148,12 @@ def _alpaca_fast(table: Any, attr: DatasetAttr) -> Shapes | None:
     if attr.ranking:
         pair = _strings(table, column("chosen")) & _strings(table, column("rejected"))
         response = np.where(pair, 2, response)
-    features = {"_prompt": STRUCT_TEXT, "_response": STRUCT_TEXT if response.any() else EMPTY_LIST,
-                "_system": "string" if not column("system") or _strings(table, column("system")).any() else "null",
-                "_tools": "null" if column("tools") else "string"}
-    return Shapes(np.ones(rows, dtype=np.int64), response.astype(np.int64), np.zeros(rows, dtype=bool), features)
+    system = _strings(table, column("system")) if column("system") else np.ones(rows, dtype=bool)
+    bits = {"_prompt": np.full(rows, HAS | TEXT, dtype=np.uint8),
+            "_response": np.where(response > 0, HAS | TEXT, 0).astype(np.uint8),
+            "_system": np.where(system, TEXT, NULL).astype(np.uint8),
+            "_tools": np.full(rows, NULL if column("tools") else TEXT, dtype=np.uint8)}
+    return Shapes(np.ones(rows, dtype=np.int64), response.astype(np.int64), np.zeros(rows, dtype=bool), bits)
 
 
 def _messages(table: Any, attr: DatasetAttr) -> Any | None:
@@ -204,18 +226,22 @@ def _sharegpt_fast(table: Any, attr: DatasetAttr) -> Shapes | None:
     in_response = (turn >= 0) & kept[parents] & (turn == turns[parents] - 1)
     valid_content = pc.is_valid(contents).to_numpy(zero_copy_only=False)
 
-    def messages_type(chosen: np.ndarray) -> str:
-        return EMPTY_LIST if not chosen.any() else STRUCT_TEXT if valid_content[chosen].any() else STRUCT_NULL
+    def messages_bits(chosen: np.ndarray) -> np.ndarray:
+        out = np.zeros(rows, dtype=np.uint8)
+        for flag, elements in ((HAS, chosen), (TEXT, chosen & valid_content), (NULL, chosen & ~valid_content)):
+            out[np.bincount(parents[elements], minlength=rows) > 0] |= flag
+        return out
 
     first_content = np.zeros(rows, dtype=bool)
     first_content[has] = valid_content[starts[:-1][has]]
     system_text = np.where(system_first, first_content,
                            _strings(table, attr.column("system")) if attr.column("system") else True)
     tools = attr.column("tools")
-    features = {"_prompt": messages_type(in_prompt), "_response": messages_type(in_response),
-                "_system": "string" if system_text.any() else "null",
-                "_tools": ("string" if _strings(table, tools).any() else "null") if tools else "string"}
-    return Shapes(prompt.astype(np.int64), response.astype(np.int64), suspect, features)
+    tools_text = _strings(table, tools) if tools else np.ones(rows, dtype=bool)
+    bits = {"_prompt": messages_bits(in_prompt), "_response": messages_bits(in_response),
+            "_system": np.where(system_text, TEXT, NULL).astype(np.uint8),
+            "_tools": np.where(tools_text, TEXT, NULL).astype(np.uint8)}
+    return Shapes(prompt.astype(np.int64), response.astype(np.int64), suspect, bits)
 
 
 def fast_shapes(table: Any, attr: DatasetAttr) -> Shapes | None:
@@ -237,12 +263,13 @@ def convert_row(row: dict[str, Any], attr: DatasetAttr, index: int) -> Example:
 def slow_shapes(table: Any, attr: DatasetAttr) -> Shapes:
     """The shapes from LLaMA-Factory's converter run on every row."""
     converted = [convert_row(row, attr, index) for index, row in enumerate(table.to_pylist())]
-    features = {"_prompt": _messages_type([e.prompt for e in converted]),
-                "_response": _messages_type([e.response for e in converted]),
-                "_system": _value_type([e.system for e in converted]), "_tools": _value_type([e.tools for e in converted])}
+    bits = {"_prompt": np.array([_messages_bits(e.prompt) for e in converted], dtype=np.uint8),
+            "_response": np.array([_messages_bits(e.response) for e in converted], dtype=np.uint8),
+            "_system": np.array([_value_bits(e.system) for e in converted], dtype=np.uint8),
+            "_tools": np.array([_value_bits(e.tools) for e in converted], dtype=np.uint8)}
     return Shapes(np.array([len(e.prompt) for e in converted], dtype=np.int64),
                   np.array([len(e.response) for e in converted], dtype=np.int64), np.ones(len(converted), dtype=bool),
-                  features)
+                  bits)
 
 
 def row_shapes(table: Any, attr: DatasetAttr) -> Shapes:

@@ -242,7 +242,7 @@ def row_checks(rows: Rows | None, planned: Planned, rec: Reconstructed) -> list[
             step, run, ours = found.first
             note = msg("runfiles.note.first_difference", step=step, run=run, steplab=ours)
         elif found.skipped:
-            note = msg("runfiles.note.earlier_rows_skipped", rows=found.skipped)
+            note = msg("runfiles.note.earlier_rows_skipped", rows=found.skipped, count=found.skipped)
         checks.append(Check(name, found.compared, found.agreed, found.first is None, Source(rows.file), note))
     return checks
 

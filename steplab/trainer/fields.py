@@ -103,5 +103,6 @@ DATA_FIELDS: dict[str, Field] = {field.name: field for field in (
     Field("eval_on_each_dataset", "bool", False),
     Field("enable_thinking", "bool", True, optional=True),
     Field("preserve_thinking", "bool", False),
+    Field("train_on_prompt", "bool", False),
 )}
 """LLaMA-Factory's own data fields: kind, range and default (`hparams/data_args.py`, 0.9.5)."""
