@@ -8,13 +8,14 @@ from steplab.i18n import t
 from steplab.teaching import quiz
 from steplab.teaching.lessons import lesson_numbers
 from steplab_ui.page import page
-from steplab_ui.quiz_view import get_progress, render_progress, render_question
+from steplab_ui.quiz_view import get_progress, keep_progress, render_progress, render_question
 
 CURRENT = "selfcheck_current"  # (question id, seed) of the question on screen
 LESSONS_KEY = "selfcheck_lessons"
 ALL_LESSONS = list(lesson_numbers())
 
 lang = page("selfcheck").lang  # the questions do not use the sidebar setup; the shell keeps the app consistent
+keep_progress(lang)  # the progress this browser kept comes back after a reload
 
 
 def new_question(bank: list[quiz.QuestionSpec]) -> None:

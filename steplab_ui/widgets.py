@@ -177,12 +177,35 @@ def funnel(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = 
         st.caption(lesson.say(block.text("caption"), lang))
 
 
+def roll(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
+    """A ROLL RLVR run on the learner's numbers: the config's seven numbers in, the pipeline's counts out."""
+    from steplab.teaching import rl_pipeline
+    from steplab_ui.lesson_view import roll_arithmetic
+
+    start = lesson.scenarios[block.data["scenario"]].to_dict()
+    values = {}
+    with st.container(horizontal=True):
+        for name, (low, high) in rl_pipeline.LIMITS.items():
+            values[name] = st.number_input(rl_pipeline.label(name).get(lang), min_value=low, max_value=high,
+                                           value=start[name], step=1, key=f"{key}_{name}")
+    setup = rl_pipeline.RlvrSetup(**{name: int(value) for name, value in values.items()})
+    counts = rl_pipeline.rlvr_quantities(setup)
+    with st.container(horizontal=True, key=f"{key}_results"):
+        for name in rl_pipeline.RESULTS:
+            st.metric(rl_pipeline.label(name).get(lang), fmt_int(counts[name]), border=True)
+    for note in rl_pipeline.notes(setup):
+        st.info(note.get(lang), icon=":material/info:")
+    with st.expander(t(lang, "lesson.show_arithmetic")):
+        roll_arithmetic(setup, lang)
+
+
 WIDGETS: dict[str, Callable[[Lesson, Block, str, str, bool], None]] = {
     "lab": lab,
     "animation": animation,
     "calculator": calculator,
     "compare": compare,
     "schedule": schedule,
+    "roll": roll,
 }
 
 
