@@ -81,13 +81,30 @@ def animation(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool
         figure = animation_view.player_figure(timeline, position, lang, presenter=True,
                                               height=animation_view.LESSON_PRESENTER_HEIGHT)
     else:
-        figure = animation_view.frame_figure(timeline, position, lang, compact=True)
+        figure = lesson_frame_figure(timeline, position, lang)
     st.plotly_chart(figure, key=f"{key}_figure", alt=text, config=animation_view.CHART_CONFIG)
     st.markdown(text)
     if not presenter:
         columns = st.columns(3)
         for index, (name, value) in enumerate(counters):
             columns[index % 3].metric(name, value)
+
+
+LESSON_MIN_FONT = 12
+"""The smallest word in a lesson's animation (px): the figure spans the lesson's column, not half of it."""
+
+
+def lesson_frame_figure(timeline, position: int, lang: str):
+    """One frame of the animation at the lesson column's width, no word smaller than `LESSON_MIN_FONT`."""
+    import plotly.graph_objects as go
+
+    from steplab_ui import animation_view
+
+    spec = animation_view.frame_spec(timeline, position, lang)
+    for note in spec["layout"]["annotations"]:
+        font = note.setdefault("font", {})
+        font["size"] = max(font.get("size") or 0, LESSON_MIN_FONT)
+    return go.Figure(spec, _validate=False)
 
 
 def _move_frame(slot: str, by: int, last: int) -> None:

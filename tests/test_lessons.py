@@ -140,3 +140,24 @@ def test_the_question_bank_and_progress_codes_know_every_lesson():
     from steplab.teaching.quiz.schema import LESSONS as QUIZ_LESSONS
     assert QUIZ_LESSONS == tuple(lesson.number for lesson in LESSONS)
     assert progress.LESSON_COUNT == len(LESSONS)
+
+
+def test_a_lessons_animation_writes_no_word_smaller_than_its_floor():
+    """Issue 27 item 14: lesson 3's bucket labels were about 9 px (the half-column size in a full column)."""
+    import json
+
+    from steplab_ui.widgets import LESSON_MIN_FONT
+
+    for lesson in LESSONS:
+        if not any(b.kind == "widget" and b.data["widget"] == "animation" for b in lesson.blocks):
+            continue
+        at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=90)
+        at.query_params["lesson"] = lesson.id
+        for index, block in enumerate(lesson.blocks):  # every part drawn
+            if block.kind == "predict":
+                at.session_state[f"{lesson.id}_{index}_revealed"] = True
+        at.run()
+        specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+        sizes = [note["font"]["size"] for spec in specs for note in spec["layout"].get("annotations", [])
+                 if note.get("text") and "GPU" in str(spec)]  # the animation's figures (their lanes name GPUs)
+        assert sizes and min(sizes) >= LESSON_MIN_FONT, (lesson.id, min(sizes))
