@@ -18,20 +18,22 @@ except LessonError as problem:  # an author's mistake: say where, never a traceb
 
 lessons = {lesson.id: lesson for lesson in course}
 links = {name: lesson.id for lesson in course for name in (lesson.id, *lesson.aliases)}  # a split lesson's old id too
-WRITTEN = "_lesson_in_url"  # the lesson this page last put into the URL
+WRITTEN = "_lesson_in_url"  # the lesson this page last put into the URL (kept when another page clears the chooser)
 wanted = st.query_params.get("lesson")
-if wanted in links and wanted != st.session_state.get(WRITTEN):  # a link, back/forward or "next": the URL leads
-    st.session_state["lesson"] = links[wanted]
-elif "lesson" not in st.session_state:
-    st.session_state["lesson"] = course[0].id
-    if wanted:
-        st.warning(t(lang, "url.ignored", key="lesson", value=str(wanted)[:40]))
+shown = st.session_state.get("lesson")  # the chooser's state: gone after a visit to another page
+if wanted in links and (wanted != st.session_state.get(WRITTEN) or shown is None):  # a link, back/forward, "next"
+    shown = links[wanted]
+elif shown not in lessons:  # back through the menu (no lesson in the URL): the lesson left last, else the first
+    shown = st.session_state.get(WRITTEN) if st.session_state.get(WRITTEN) in lessons else course[0].id
+st.session_state["lesson"] = shown  # every run: the chooser's label changes with the language, and a new label
+# would otherwise start the chooser over at lesson 1
+if wanted and wanted not in links:
+    st.warning(t(lang, "url.ignored", key="lesson", value=str(wanted)[:40]))
 
 choice = context.heading.selectbox(t(lang, "lesson.choose"), list(lessons), key="lesson",
                                    format_func=lambda key: f"{lessons[key].number}. {lessons[key].title.get(lang)}",
                                    label_visibility="collapsed" if presenter else "visible")
 st.query_params["lesson"] = st.session_state[WRITTEN] = choice
-quiz_view.keep_progress(lang)
 
 lesson = lessons[choice]
 lesson_view.scroll_if_opened()
@@ -55,3 +57,4 @@ else:
     lesson_view.glossary(lang)
     with st.expander(t(lang, "lesson.progress"), icon=":material/bookmark:"):
         quiz_view.render_progress(lang, key="lesson_progress")
+quiz_view.keep_progress(lang)  # last: a check finished in this run is in the code this browser keeps

@@ -15,7 +15,6 @@ LESSONS_KEY = "selfcheck_lessons"
 ALL_LESSONS = list(lesson_numbers())
 
 lang = page("selfcheck").lang  # the questions do not use the sidebar setup; the shell keeps the app consistent
-keep_progress(lang)  # the progress this browser kept comes back after a reload
 
 
 def new_question(bank: list[quiz.QuestionSpec]) -> None:
@@ -55,3 +54,4 @@ else:
 
 st.divider()
 render_progress(lang, key="selfcheck_progress")
+keep_progress(lang)  # this browser keeps the progress; after a reload it comes back

@@ -133,3 +133,23 @@ def test_the_glossary_names_real_fields_and_every_term_both_ways():
         assert term.field is None or term.field in FIELDS, term.field
         for pattern in term.avoid:  # a term never flags itself
             assert not pattern.search(term.term.zh), term.id
+
+
+def test_a_fractional_epoch_is_said_as_epoch_equals():
+    """"第 2.4 轮" reads as an ordinal: the calculator, the arithmetic and the warnings say "epoch = 2.4"."""
+    from steplab.i18n import t
+    from steplab.teaching.explain import explain
+    from steplab.teaching.presets import presets
+    from steplab.teaching.warnings import plan_warnings
+    from steplab.trainer.plan import make_plan
+
+    course = presets()["course_default"]
+    plans = [make_plan(course.setup(max_steps=120)), make_plan(course.setup(max_steps=400)),
+             make_plan(course.setup(num_samples=100, per_device_train_batch_size=4, trainer="hf-4.51"))]
+    said = [t("zh", "card.epochs_run_value", epoch="2.4"),
+            t("zh", "timeline.summary", steps=120, per_epoch=50, epochs="2.4")]
+    for plan in plans:
+        said += [line.note.zh for line in explain(plan) if line.note is not None]
+        said += [warning.text.zh for warning in plan_warnings(plan)]
+    assert any("epoch = 2.4" in text for text in said)
+    assert not [text for text in said if AWKWARD_EPOCHS.search(text)]

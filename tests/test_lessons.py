@@ -161,3 +161,19 @@ def test_a_lessons_animation_writes_no_word_smaller_than_its_floor():
         sizes = [note["font"]["size"] for spec in specs for note in spec["layout"].get("annotations", [])
                  if note.get("text") and "GPU" in str(spec)]  # the animation's figures (their lanes name GPUs)
         assert sizes and min(sizes) >= LESSON_MIN_FONT, (lesson.id, min(sizes))
+
+
+def test_a_return_visit_through_the_menu_opens_the_lesson_left_last():
+    """Another page's run clears the chooser's state; the menu's link carries no `?lesson=`: the lesson the page
+    last put in the URL comes back (it used to fall back to lesson 1). A link to a former id opens its lesson."""
+    at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=90)
+    at.session_state["_lesson_in_url"] = LESSONS[2].id
+    at.run()
+    assert at.title[0].value == f"{LESSONS[2].number}. {LESSONS[2].title.zh}"
+    split = next(lesson for lesson in LESSONS if lesson.aliases)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=90)
+    at.query_params["lesson"] = split.aliases[0]
+    at.run()
+    assert at.title[0].value == f"{split.number}. {split.title.zh}" and at.query_params["lesson"] == split.id
+    assert not at.warning
+
