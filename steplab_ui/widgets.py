@@ -204,7 +204,7 @@ def roll(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = Fa
     with st.container(horizontal=True):
         for name, (low, high) in rl_pipeline.LIMITS.items():
             values[name] = st.number_input(rl_pipeline.label(name).get(lang), min_value=low, max_value=high,
-                                           value=start[name], step=1, key=f"{key}_{name}")
+                                           value=start[name], step=1, key=f"{key}_{name}", help=f"`{name}`")
     setup = rl_pipeline.RlvrSetup(**{name: int(value) for name, value in values.items()})
     counts = rl_pipeline.rlvr_quantities(setup)
     with st.container(horizontal=True, key=f"{key}_results"):

@@ -177,3 +177,57 @@ def test_a_return_visit_through_the_menu_opens_the_lesson_left_last():
     assert at.title[0].value == f"{split.number}. {split.title.zh}" and at.query_params["lesson"] == split.id
     assert not at.warning
 
+
+
+def test_the_roll_widget_counts_what_the_learner_types():
+    """Lesson 11's ROLL widget: the engine's counts for the numbers typed, and a word where ROLL's split is uneven
+    or a rank has too few samples for an update."""
+    from steplab.i18n import catalogue
+    from steplab.teaching.rl_pipeline import RlvrSetup, rlvr_quantities
+
+    lesson = next(lesson for lesson in LESSONS if any(b.data.get("widget") == "roll" for b in lesson.blocks))
+    index = next(i for i, b in enumerate(lesson.blocks) if b.data.get("widget") == "roll")
+    at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=90)
+    at.query_params["lesson"] = lesson.id
+    at.query_params["lang"] = "en"
+    for i, block in enumerate(lesson.blocks):
+        if block.kind == "predict":
+            at.session_state[f"{lesson.id}_{i}_revealed"] = True
+    at.run()
+    en = catalogue("en")
+    key = f"{lesson.id}_{index}"
+    at.number_input(key=f"{key}_dp").set_value(7).run()
+    at.number_input(key=f"{key}_gradient_accumulation_steps").set_value(128).run()
+    expected = rlvr_quantities(RlvrSetup(**{**lesson.scenarios[lesson.blocks[index].data["scenario"]].to_dict(),
+                                           "dp": 7, "gradient_accumulation_steps": 128}))
+    shown = {m.label: m.value for m in at.metric}
+    assert shown[en["rlvr.quantity.samples_per_rank"]] == f"{expected['samples_per_rank']:,}"
+    assert shown[en["rlvr.quantity.updates_per_pipeline_step"]] == "0" == str(expected["updates_per_pipeline_step"])
+    notes = " ".join(info.value for info in at.info)
+    assert "do not split evenly" in notes and "no update at all" in notes
+    assert not at.exception
+
+
+@pytest.mark.parametrize("bad", [{"dp": 0}, {"ppo_epochs": 1.5}, {"max_steps": True}, {"rollout_batch_size": 10**9}])
+def test_an_rlvr_setup_outside_what_roll_takes_is_named(bad):
+    from steplab.teaching.rl_pipeline import RlvrError, RlvrSetup
+
+    with pytest.raises(RlvrError) as error:
+        RlvrSetup(**bad)
+    (field,) = bad
+    assert error.value.field == field and error.value.text.zh and error.value.text.en
+    data = yaml.safe_load((LESSONS_DIR / "11_rl_steps.yaml").read_text(encoding="utf-8"))
+    data["scenarios"]["roll"]["rlvr"].update(bad)
+    with pytest.raises(LessonError, match="scenarios.roll"):
+        parse_lesson(data, "11_rl_steps.yaml")
+
+
+def test_the_rlvr_arithmetic_shows_its_numbers():
+    from steplab.teaching.rl_pipeline import RlvrSetup, rlvr_quantities, worked
+
+    setup = RlvrSetup(ppo_epochs=2, dp=7)
+    counts = rlvr_quantities(setup)
+    lines = dict((label.en, formula) for label, formula in worked(setup))
+    assert lines["Samples per process"] == f"⌊512 ÷ 7⌋ = {counts['samples_per_rank']}"
+    assert lines["Updates per pipeline step"].endswith(f"= {counts['updates_per_pipeline_step']}")
+    assert lines["Actor updates in all"] == f"500 × {counts['updates_per_pipeline_step']} = {counts['actor_updates']:,}"
