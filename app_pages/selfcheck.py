@@ -11,7 +11,7 @@ from steplab.i18n import t
 from steplab.teaching import quiz
 from steplab.teaching.lessons import lesson_numbers
 from steplab_ui.page import page
-from steplab_ui.quiz_view import get_progress, render_progress, render_question
+from steplab_ui.quiz_view import get_progress, keep_progress, render_progress, render_question
 
 CURRENT = "selfcheck_current"  # (question id, seed) of the question on screen
 QUESTION = "question"  # the URL parameter holding the question on screen (`Question.token`)
@@ -69,3 +69,4 @@ else:
 
 st.divider()
 render_progress(lang, key="selfcheck_progress")
+keep_progress(lang)  # this browser keeps the progress; after a reload it comes back

@@ -23,7 +23,7 @@ from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import t
 from steplab.teaching.warnings import plan_warnings
 from steplab.trainer.plan import Plan, make_plan
-from steplab.trainer.profiles import PROFILES
+from steplab.trainer.profiles import LLAMA_FACTORY_PROFILE, PROFILES
 from steplab.trainer.record import plan_record
 from steplab.trainer.setup import setup_from_mapping
 
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     plan_cmd = sub.add_parser("plan", help="print the plan of a setup as JSON")
     plan_cmd.add_argument("config", nargs="?", help="a LLaMA-Factory or HF training YAML")
     plan_cmd.add_argument("--set", action="append", metavar="KEY=VALUE", help="set a field (repeatable)")
-    plan_cmd.add_argument("--trainer", choices=sorted(PROFILES), help="Trainer profile (default hf-5)")
+    plan_cmd.add_argument("--trainer", choices=sorted(PROFILES), help=f"Trainer profile (default {LLAMA_FACTORY_PROFILE})")
     plan_cmd.add_argument("--lr-per-step", action="store_true", help="include the learning rate of every step")
     plan_cmd.add_argument("--dataset-rows", action="append", metavar="NAME=ROWS",
                           help="a dataset's row count, when its files are not at hand (repeatable; row rules only)")

@@ -36,13 +36,15 @@ class SetupError(InputError):
 
 
 class TrainerRefusal(Exception):
-    """The real Trainer raises on this configuration: its exception type and message, word for word."""
+    """The real Trainer raises on this configuration: its exception type and message, word for word, and where
+    StepLab knows one, what to change (`fix`, a catalogue sentence)."""
 
-    def __init__(self, error_type: str, message: str, field: str | None = None):
+    def __init__(self, error_type: str, message: str, field: str | None = None, fix: Message | None = None):
         super().__init__(f"{error_type}: {message}")
         self.error_type = error_type
         self.message = message
         self.field = field
+        self.fix = fix
 
     def as_dict(self) -> dict[str, str]:
         return {"type": self.error_type, "message": self.message}

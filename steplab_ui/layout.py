@@ -130,7 +130,7 @@ def show_setup_error(error: SetupError, lang: str) -> None:
 def show_refusal(refusal: TrainerRefusal, lang: str) -> None:
     st.error(t(lang, "error.refusal"), icon=":material/block:")
     st.code(f"{refusal.error_type}: {refusal.message}", language="text", wrap_lines=True)
-    st.caption(t(lang, "error.refusal_hint"))
+    st.caption(refusal.fix.get(lang) if refusal.fix is not None else t(lang, "error.refusal_hint"))
 
 
 def plan_or_message(setup: TrainingSetup | None, error: SetupError | None, lang: str) -> Plan | None:

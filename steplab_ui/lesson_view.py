@@ -6,8 +6,10 @@ import math
 
 import streamlit as st
 
-from steplab.i18n import t
+from steplab.i18n import Text, t
+from steplab.teaching import rl_pipeline
 from steplab.teaching.lessons import Block, Lesson
+from steplab.teaching.rl_pipeline import RlvrSetup
 from steplab.trainer.quantities import format_quantity, label
 from steplab_ui import calculator_view, widgets
 
@@ -46,14 +48,22 @@ def _guess_key(key: str) -> str:
 
 
 def _reveal(key: str) -> None:
-    st.session_state[f"{key}_revealed"] = True
+    st.session_state[revealed_key(key)] = True
+
+
+def revealed_key(key: str) -> str:
+    """Where a predict block (drawn under `key`) remembers that its answer was revealed."""
+    return f"{key}_revealed"
+
+
+def is_revealed(key: str) -> bool:
+    return bool(st.session_state.get(revealed_key(key), False))
 
 
 def predict(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
     """The learner commits to a guess; only then the engine's answer, the arithmetic and the widget appear."""
     scenario, name = block.data["scenario"], block.data["quantity"]
-    plan = lesson.plan(scenario)
-    answer = lesson.value(f"{scenario}.{name}")
+    answer = lesson.answer(block)
     st.markdown(f"**{t(lang, 'lesson.predict')}**  \n{lesson.say(block.text('prompt'), lang)}")  # label, line break, prompt
     revealed = st.session_state.get(f"{key}_revealed", False)
     if not presenter:
@@ -66,7 +76,8 @@ def predict(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool =
               disabled=revealed or (guess is None and not presenter), type="primary")
     if not revealed:
         return
-    quantity_label = label(name).get(lang)
+    roll = isinstance(lesson.scenarios[scenario], RlvrSetup)
+    quantity_label = (rl_pipeline.label(name) if roll else label(name)).get(lang)
     if guess is not None and math.isfinite(guess):
         tolerance = block.data.get("tolerance", 0)
         right = abs(guess - answer) <= tolerance
@@ -76,7 +87,21 @@ def predict(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool =
     else:
         st.info(t(lang, "lesson.answer_is", quantity=quantity_label, answer=format_quantity(answer)))
     st.markdown(lesson.say(block.text("reveal"), lang))
-    calculator_view.arithmetic(plan, lang)
+    if roll:
+        roll_arithmetic(lesson.scenarios[scenario], lang)
+    else:
+        calculator_view.arithmetic(lesson.plan(scenario), lang)
+
+
+def roll_arithmetic(setup: RlvrSetup, lang: str) -> None:
+    """A ROLL RLVR run's worked arithmetic, one paragraph per line (as the calculator's)."""
+    colon = "：" if lang == "zh" else ": "
+    st.markdown("\n\n".join(f"**{text.get(lang)}**{colon}`{formula}`" for text, formula in rl_pipeline.worked(setup)))
+
+
+def _text(block: Block) -> Text:
+    """A text or aside block's own words in both languages."""
+    return Text(block.data["zh"], block.data["en"])
 
 
 def check(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
@@ -96,7 +121,10 @@ def check(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = F
 
 def render_block(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
     if block.kind == "text":
-        st.markdown(lesson.fill(block.data[lang], lang))
+        st.markdown(lesson.say(_text(block), lang))
+    elif block.kind == "aside":
+        with st.expander(lesson.say(block.text("title"), lang), icon=":material/school:", expanded=presenter):
+            st.markdown(lesson.say(_text(block), lang))
     elif block.kind == "widget":
         widgets.render(lesson, block, lang, key, presenter)
     elif block.kind == "predict":
@@ -105,3 +133,48 @@ def render_block(lesson: Lesson, block: Block, lang: str, key: str, presenter: b
         check(lesson, block, lang, key, presenter)
     elif block.kind == "funnel":
         widgets.funnel(lesson, block, lang, key, presenter)
+
+
+SCROLL_TOP = "_lesson_scroll_top"  # set when a lesson was opened from the end of the one before
+
+
+def _open(lesson_id: str) -> None:
+    st.session_state["lesson"] = lesson_id
+    st.session_state[SCROLL_TOP] = st.session_state.get(SCROLL_TOP, 0) + 1
+
+
+def scroll_if_opened() -> None:
+    """After "Next lesson", show the new lesson from its top (the page would stay scrolled to the old one's end)."""
+    from steplab_ui import browser
+
+    count = st.session_state.get(SCROLL_TOP)
+    if count:
+        browser.scroll_to_top(count, key="lesson_scroll_top")
+
+
+def next_lesson(course: tuple[Lesson, ...], lesson: Lesson, lang: str) -> None:
+    """At a lesson's end: the next lesson, or after the last one the self-check page."""
+    later = [other for other in course if other.number > lesson.number]
+    if later:
+        following = later[0]
+        st.button(t(lang, "lesson.next_lesson", title=f"{following.number}. {following.title.get(lang)}"),
+                  key="lesson_next_lesson", type="primary", icon=":material/arrow_forward:", icon_position="right",
+                  on_click=_open, args=(following.id,), help=t(lang, "lesson.next_lesson_help"))
+    else:
+        st.caption(t(lang, "lesson.finished"))
+        from steplab_ui import layout
+
+        layout.page_link("app_pages/selfcheck.py", "selfcheck", t(lang, "lesson.to_selfcheck"), ":material/quiz:")
+
+
+def glossary(lang: str) -> None:
+    """The course's vocabulary (`lessons/glossary.yaml`), folded away at the end of every lesson."""
+    from steplab.teaching.glossary import glossary as terms
+
+    with st.expander(t(lang, "lesson.glossary"), icon=":material/menu_book:"):
+        st.caption(t(lang, "lesson.glossary_intro"))
+        rows = []
+        for term in terms():
+            field = f"（`{term.field}`）" if lang == "zh" and term.field else (f" (`{term.field}`)" if term.field else "")
+            rows.append(f"- **{term.term.get(lang)}**{field}{'：' if lang == 'zh' else ': '}{term.meaning.get(lang)}")
+        st.markdown("\n".join(rows))

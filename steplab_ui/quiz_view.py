@@ -60,6 +60,35 @@ def restore_from_class(stored: Progress) -> None:
         st.session_state[PROGRESS_KEY] = stored.to_dict()
 
 
+MEMORY_KEY = "progress_memory"
+RESTORED_KEY = "_progress_from_browser"
+
+
+def keep_progress(lang: str) -> None:
+    """Keep the learner's progress in this browser, so a reload or a visit tomorrow finds it (`steplab_ui.browser`).
+
+    A new session with no progress yet asks the browser for the code it kept and restores it (said in a toast);
+    a code that no longer reads (another version, damaged) is dropped from the browser. After that, every change
+    of the progress is written back.
+    """
+    from steplab_ui import browser
+
+    if st.session_state.pop(RESTORED_KEY, False):
+        st.toast(t(lang, "quiz.progress.from_browser"), icon=":material/bookmark:")
+    progress = get_progress()
+    code = to_code(progress) if progress != Progress() else ""
+    stored = browser.remember(code, MEMORY_KEY, forget=st.session_state.pop("_progress_forget", False))
+    if stored and not code:
+        try:
+            restored = from_code(stored)
+        except ProgressError:
+            st.session_state["_progress_forget"] = True
+            return
+        set_progress(restored)
+        st.session_state[RESTORED_KEY] = True
+        st.rerun()  # draw the page with the progress it had
+
+
 def mark_lesson_done(lesson: int, done: bool = True) -> None:
     set_progress(get_progress().with_lesson_done(lesson, done))
 

@@ -81,13 +81,30 @@ def animation(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool
         figure = animation_view.player_figure(timeline, position, lang, presenter=True,
                                               height=animation_view.LESSON_PRESENTER_HEIGHT)
     else:
-        figure = animation_view.frame_figure(timeline, position, lang, compact=True)
+        figure = lesson_frame_figure(timeline, position, lang)
     st.plotly_chart(figure, key=f"{key}_figure", alt=text, config=animation_view.CHART_CONFIG)
     st.markdown(text)
     if not presenter:
         columns = st.columns(3)
         for index, (name, value) in enumerate(counters):
             columns[index % 3].metric(name, value)
+
+
+LESSON_MIN_FONT = 12
+"""The smallest word in a lesson's animation (px): the figure spans the lesson's column, not half of it."""
+
+
+def lesson_frame_figure(timeline, position: int, lang: str):
+    """One frame of the animation at the lesson column's width, no word smaller than `LESSON_MIN_FONT`."""
+    import plotly.graph_objects as go
+
+    from steplab_ui import animation_view
+
+    spec = animation_view.frame_spec(timeline, position, lang)
+    for note in spec["layout"]["annotations"]:
+        font = note.setdefault("font", {})
+        font["size"] = max(font.get("size") or 0, LESSON_MIN_FONT)
+    return go.Figure(spec, _validate=False)
 
 
 def _move_frame(slot: str, by: int, last: int) -> None:
@@ -177,12 +194,35 @@ def funnel(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = 
         st.caption(lesson.say(block.text("caption"), lang))
 
 
+def roll(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
+    """A ROLL RLVR run on the learner's numbers: the config's seven numbers in, the pipeline's counts out."""
+    from steplab.teaching import rl_pipeline
+    from steplab_ui.lesson_view import roll_arithmetic
+
+    start = lesson.scenarios[block.data["scenario"]].to_dict()
+    values = {}
+    with st.container(horizontal=True):
+        for name, (low, high) in rl_pipeline.LIMITS.items():
+            values[name] = st.number_input(rl_pipeline.label(name).get(lang), min_value=low, max_value=high,
+                                           value=start[name], step=1, key=f"{key}_{name}", help=f"`{name}`")
+    setup = rl_pipeline.RlvrSetup(**{name: int(value) for name, value in values.items()})
+    counts = rl_pipeline.rlvr_quantities(setup)
+    with st.container(horizontal=True, key=f"{key}_results"):
+        for name in rl_pipeline.RESULTS:
+            st.metric(rl_pipeline.label(name).get(lang), fmt_int(counts[name]), border=True)
+    for note in rl_pipeline.notes(setup):
+        st.info(note.get(lang), icon=":material/info:")
+    with st.expander(t(lang, "lesson.show_arithmetic")):
+        roll_arithmetic(setup, lang)
+
+
 WIDGETS: dict[str, Callable[[Lesson, Block, str, str, bool], None]] = {
     "lab": lab,
     "animation": animation,
     "calculator": calculator,
     "compare": compare,
     "schedule": schedule,
+    "roll": roll,
 }
 
 

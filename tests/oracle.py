@@ -42,8 +42,9 @@ class RowDataset(torch.utils.data.Dataset):
 
 TRAINER_FIELDS = (
     "per_device_train_batch_size", "gradient_accumulation_steps", "num_train_epochs", "max_steps", "learning_rate",
-    "lr_scheduler_type", "lr_scheduler_kwargs", "warmup_steps", "eval_strategy", "eval_steps", "save_strategy",
-    "save_steps", "logging_strategy", "logging_steps", "dataloader_drop_last", "logging_first_step", "eval_on_start",
+    "lr_scheduler_type", "lr_scheduler_kwargs", "warmup_steps", "warmup_ratio", "eval_strategy", "eval_steps",
+    "save_strategy", "save_steps", "logging_strategy", "logging_steps", "dataloader_drop_last", "logging_first_step",
+    "eval_on_start",
 )
 
 

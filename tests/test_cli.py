@@ -94,7 +94,7 @@ def test_a_reader_that_stops_early_gets_no_traceback():
     command = [sys.executable, "-m", "steplab", "plan", "--set", "num_samples=300000", "--set",
                "per_device_train_batch_size=1", "--lr-per-step"]  # about 6 MB of JSON, far beyond a pipe's buffer
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert process.stdout.read(100).startswith(b'{"trainer":"hf-5","max_steps":900000,')
+    assert process.stdout.read(100).startswith(b'{"trainer":"hf-5.6","max_steps":900000,')
     process.stdout.close()
     assert process.wait(timeout=120) == 141
     assert process.stderr.read() == b""

@@ -218,9 +218,12 @@ def test_bad_dataset_rows():
     assert info.value.code == "config_io.bad_dataset_rows"
 
 
-def test_interleave_needs_num_samples():
-    result = read_config("dataset: identity,alpaca_en_demo\nmix_strategy: interleave_under\n")
-    assert result.needs_num_samples
+def test_interleaving_without_probabilities_is_counted_like_datasets_interleaves():
+    """One row of each dataset in turn: under stops with the shorter (identity, 91 rows), over goes to the longer."""
+    under = read_config("dataset: identity,alpaca_en_demo\nmix_strategy: interleave_under\n")
+    over = read_config("dataset: identity,alpaca_en_demo\nmix_strategy: interleave_over\n")
+    assert not under.needs_num_samples and under.values["num_samples"] == 2 * 91
+    assert over.values["num_samples"] == 2 * 999
 
 
 def test_streaming_rules():

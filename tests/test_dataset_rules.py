@@ -114,7 +114,9 @@ def test_a_map_batch_left_empty_stops_llamafactory():
     with pytest.raises(DatasetError) as caught:
         funnel(rows, {"preprocessing_batch_size": 3})  # batches of 3 and 1: the second keeps nothing
     assert caught.value.code == "dataset.empty_batch" and caught.value.values["batch"] == 2
-    from steplab.dataset.funnel import _check_batches  # the rule alone: a worker's shard may keep nothing at all
+    from steplab.dataset.funnel import (
+        _check_batches,  # the rule alone: a worker's shard may keep nothing at all
+    )
 
     valid = np.array([False, False, True, True])
     _check_batches("train", valid, data_settings({"preprocessing_batch_size": 1, "preprocessing_num_workers": 2}))

@@ -45,6 +45,9 @@ def test_rounding_is_explicit():
     assert old["num_update_steps_per_epoch"] == "⌊250 ÷ 8⌋ = 31"
     assert lines(plan(**{**COURSE, "num_train_epochs": 1.1}))["max_steps"] == "⌈1.1 × 50⌉ = ⌈55.00000000000001⌉ = 56"
     assert lines(plan(**COURSE, max_steps=100, warmup_steps=0.07))["warmup_steps"] == "⌈100 × 0.07⌉ = ⌈7.000000000000001⌉ = 8"
+    # the float product is shown only where its last bits decide the result (lesson 9 showed ⌈22.200000000000003⌉)
+    capped = plan(num_samples=591, per_device_train_batch_size=1, gradient_accumulation_steps=8, warmup_steps=0.1)
+    assert lines(capped)["warmup_steps"] == "⌈222 × 0.1⌉ = 23" and 222 * 0.1 == 22.200000000000003
     assert lines(plan(num_samples=1001, per_device_train_batch_size=4, world_size=2))["micro_batches_per_epoch"] \
         == "⌈1,001 ÷ 4⌉ = 251 ; ⌈251 ÷ 2⌉ = 126"
 

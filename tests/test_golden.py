@@ -7,7 +7,6 @@ import pytest
 from golden import golden_cases, hf_setup_values, lightning_setup_values
 
 from steplab.errors import TrainerRefusal
-from steplab.teaching.warnings import plan_warnings
 from steplab.trainer.plan import make_plan
 from steplab.trainer.record import plan_record
 from steplab.trainer.setup import setup_from_mapping
@@ -26,23 +25,10 @@ def plan_fields(plan) -> dict:
     return {GOLDEN_NAMES.get(key, key): value for key, value in plan_record(plan).items()}
 
 
-def is_removed_warmup_ratio(profile: str, result: dict) -> bool:
-    return profile == "hf-5" and result.get("error_type") == "TypeError" and "warmup_ratio" in result.get("error", "")
-
-
 @pytest.mark.parametrize(("profile", "case_id", "case", "result"), HF_CASES, ids=[f"{p}-{c}" for p, c, _, _ in HF_CASES])
 def test_hf_golden_case(profile, case_id, case, result):
     setup, unknown = setup_from_mapping(hf_setup_values(case, profile))
     assert unknown == []
-    if is_removed_warmup_ratio(profile, result):
-        # 5.24 removed warmup_ratio; hf-5 stands for 5.0-5.8 too (LLaMA-Factory's pinned range), which still take it.
-        # So StepLab plans it with the 5.0-5.8 alias rule and warns with the newest release's exact error.
-        plan = make_plan(setup)
-        warning = next(w for w in plan_warnings(plan) if w.code == "warmup_ratio_deprecated")
-        assert result["error"] in warning.message("en")
-        ratio_as_steps = make_plan(setup.replace(warmup_ratio=None, warmup_steps=case["warmup_ratio"]))
-        assert plan_fields(plan) == plan_fields(ratio_as_steps)
-        return
     if result["status"] == "error":
         with pytest.raises(TrainerRefusal) as refusal:
             make_plan(setup)

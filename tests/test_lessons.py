@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from steplab.i18n import LANGUAGES, PLACEHOLDER
 from steplab.teaching.lessons import LESSONS_DIR, LessonError, load_lessons, parse_lesson
+from steplab.teaching.rl_pipeline import RlvrSetup, rlvr_quantities
 from steplab.trainer.quantities import is_quantity
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -17,8 +18,8 @@ LESSONS = load_lessons()
 FILES = sorted(LESSONS_DIR.glob("[0-9][0-9]_*.yaml"))
 
 
-def test_the_ten_lessons_of_the_course():
-    assert [lesson.number for lesson in LESSONS] == list(range(1, 11))
+def test_the_eleven_lessons_of_the_course():
+    assert [lesson.number for lesson in LESSONS] == list(range(1, 12))
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.id for lesson in LESSONS])
@@ -32,7 +33,11 @@ def test_lesson_blocks(lesson):
                 filled = lesson.fill(text)
                 assert "{" not in filled and "}" not in filled
         if block.kind == "predict":
-            assert is_quantity(block.data["quantity"])
+            scenario = lesson.scenarios[block.data["scenario"]]
+            if isinstance(scenario, RlvrSetup):
+                assert block.data["quantity"] in rlvr_quantities(scenario)
+            else:
+                assert is_quantity(block.data["quantity"])
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
@@ -117,8 +122,7 @@ def test_chinese_paragraphs_join_their_lines_without_a_space(lesson):
         assert not re.search(r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]\n[\u4e00-\u9fff\uff00-\uffef]", said)
         joined += source.count("\n") - said.count("\n")
         assert "\n\n" not in source or "\n\n" in said  # paragraphs stay paragraphs
-    if lesson.number == 1:
-        assert joined > 0  # the first lesson has such a line break: the join really happens
+    assert lesson.say(Text("第一行\n第二行\n\n下一段", "x"), "zh") == "第一行第二行\n\n下一段"  # the join happens
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -136,3 +140,94 @@ def test_the_question_bank_and_progress_codes_know_every_lesson():
     from steplab.teaching.quiz.schema import LESSONS as QUIZ_LESSONS
     assert QUIZ_LESSONS == tuple(lesson.number for lesson in LESSONS)
     assert progress.LESSON_COUNT == len(LESSONS)
+
+
+def test_a_lessons_animation_writes_no_word_smaller_than_its_floor():
+    """Issue 27 item 14: lesson 3's bucket labels were about 9 px (the half-column size in a full column)."""
+    import json
+
+    from steplab_ui.widgets import LESSON_MIN_FONT
+
+    for lesson in LESSONS:
+        if not any(b.kind == "widget" and b.data["widget"] == "animation" for b in lesson.blocks):
+            continue
+        at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=90)
+        at.query_params["lesson"] = lesson.id
+        for index, block in enumerate(lesson.blocks):  # every part drawn
+            if block.kind == "predict":
+                at.session_state[f"{lesson.id}_{index}_revealed"] = True
+        at.run()
+        specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+        sizes = [note["font"]["size"] for spec in specs for note in spec["layout"].get("annotations", [])
+                 if note.get("text") and "GPU" in str(spec)]  # the animation's figures (their lanes name GPUs)
+        assert sizes and min(sizes) >= LESSON_MIN_FONT, (lesson.id, min(sizes))
+
+
+def test_a_return_visit_through_the_menu_opens_the_lesson_left_last():
+    """Another page's run clears the chooser's state; the menu's link carries no `?lesson=`: the lesson the page
+    last put in the URL comes back (it used to fall back to lesson 1). A link to a former id opens its lesson."""
+    at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=90)
+    at.session_state["_lesson_in_url"] = LESSONS[2].id
+    at.run()
+    assert at.title[0].value == f"{LESSONS[2].number}. {LESSONS[2].title.zh}"
+    split = next(lesson for lesson in LESSONS if lesson.aliases)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=90)
+    at.query_params["lesson"] = split.aliases[0]
+    at.run()
+    assert at.title[0].value == f"{split.number}. {split.title.zh}" and at.query_params["lesson"] == split.id
+    assert not at.warning
+
+
+
+def test_the_roll_widget_counts_what_the_learner_types():
+    """Lesson 11's ROLL widget: the engine's counts for the numbers typed, and a word where ROLL's split is uneven
+    or a rank has too few samples for an update."""
+    from steplab.i18n import catalogue
+    from steplab.teaching.rl_pipeline import RlvrSetup, rlvr_quantities
+
+    lesson = next(lesson for lesson in LESSONS if any(b.data.get("widget") == "roll" for b in lesson.blocks))
+    index = next(i for i, b in enumerate(lesson.blocks) if b.data.get("widget") == "roll")
+    at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=90)
+    at.query_params["lesson"] = lesson.id
+    at.query_params["lang"] = "en"
+    for i, block in enumerate(lesson.blocks):
+        if block.kind == "predict":
+            at.session_state[f"{lesson.id}_{i}_revealed"] = True
+    at.run()
+    en = catalogue("en")
+    key = f"{lesson.id}_{index}"
+    at.number_input(key=f"{key}_dp").set_value(7).run()
+    at.number_input(key=f"{key}_gradient_accumulation_steps").set_value(128).run()
+    expected = rlvr_quantities(RlvrSetup(**{**lesson.scenarios[lesson.blocks[index].data["scenario"]].to_dict(),
+                                           "dp": 7, "gradient_accumulation_steps": 128}))
+    shown = {m.label: m.value for m in at.metric}
+    assert shown[en["rlvr.quantity.samples_per_rank"]] == f"{expected['samples_per_rank']:,}"
+    assert shown[en["rlvr.quantity.updates_per_pipeline_step"]] == "0" == str(expected["updates_per_pipeline_step"])
+    notes = " ".join(info.value for info in at.info)
+    assert "do not split evenly" in notes and "no update at all" in notes
+    assert not at.exception
+
+
+@pytest.mark.parametrize("bad", [{"dp": 0}, {"ppo_epochs": 1.5}, {"max_steps": True}, {"rollout_batch_size": 10**9}])
+def test_an_rlvr_setup_outside_what_roll_takes_is_named(bad):
+    from steplab.teaching.rl_pipeline import RlvrError, RlvrSetup
+
+    with pytest.raises(RlvrError) as error:
+        RlvrSetup(**bad)
+    (field,) = bad
+    assert error.value.field == field and error.value.text.zh and error.value.text.en
+    data = yaml.safe_load((LESSONS_DIR / "11_rl_steps.yaml").read_text(encoding="utf-8"))
+    data["scenarios"]["roll"]["rlvr"].update(bad)
+    with pytest.raises(LessonError, match="scenarios.roll"):
+        parse_lesson(data, "11_rl_steps.yaml")
+
+
+def test_the_rlvr_arithmetic_shows_its_numbers():
+    from steplab.teaching.rl_pipeline import RlvrSetup, rlvr_quantities, worked
+
+    setup = RlvrSetup(ppo_epochs=2, dp=7)
+    counts = rlvr_quantities(setup)
+    lines = dict((label.en, formula) for label, formula in worked(setup))
+    assert lines["Samples per process"] == f"⌊512 ÷ 7⌋ = {counts['samples_per_rank']}"
+    assert lines["Updates per pipeline step"].endswith(f"= {counts['updates_per_pipeline_step']}")
+    assert lines["Actor updates in all"] == f"500 × {counts['updates_per_pipeline_step']} = {counts['actor_updates']:,}"

@@ -8,8 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from steplab.teaching import progress as progress_module
 from steplab.teaching.progress import (
     ALPHABET,
+    LESSON_COUNT,
     MAX_CODE_CHARS,
     MAX_COUNT,
     Progress,
@@ -26,8 +28,8 @@ counts = st.integers(min_value=0, max_value=MAX_COUNT)
 
 @st.composite
 def progresses(draw) -> Progress:
-    lessons = draw(st.frozensets(st.integers(1, 10)))
-    scored = sorted(draw(st.frozensets(st.integers(1, 10))))
+    lessons = draw(st.frozensets(st.integers(1, LESSON_COUNT)))
+    scored = sorted(draw(st.frozensets(st.integers(1, LESSON_COUNT))))
     scores = []
     for lesson in scored:
         attempts = draw(counts)
@@ -43,7 +45,7 @@ SAMPLE = Progress(frozenset({1, 2, 4}), ((1, 3, 3), (2, 2, 4)), 7, 9)
 @given(progress=progresses())
 def test_code_and_file_round_trip(progress):
     code = to_code(progress)
-    assert code.startswith("SL1-") and len(code) <= MAX_CODE_CHARS
+    assert code.startswith("SL2-") and len(code) <= MAX_CODE_CHARS
     assert from_code(code) == progress
     assert from_code(code.lower()) == progress
     assert from_code("  " + code.replace("-", " ") + "\n") == progress
@@ -82,11 +84,11 @@ def test_dropped_or_added_characters_are_caught():
 
 @pytest.mark.parametrize(("text", "says"), [
     ("", "Paste"), ("   ", "Paste"), ("hello", "not a StepLab progress code"), ("SL1-", "incomplete"),
-    ("SL2-2000-000A-SQ1Y", "another version"), ("SL9-2000", "another version"), ("SL1-2000-000A-SQ1Z", "checksum"),
+    ("SL3-2000-000A-SQ1Y", "another version"), ("SL9-2000", "another version"), ("SL1-2000-000A-SQ1Z", "checksum"),
     ("SL1-UUUU", "invalid character"), ("SL1-2", "damaged"), ("SL1-2000", "incomplete"), ("SL1-20", "damaged"),
     ("SL1-２０００", "only letters"), ("SL1-" + "Z" * 300, "too long"), ("SL1-ÄÖÜ", "only letters"),
     ("SL1-2000-000A-SQ1Y; DROP TABLE", "invalid character ';'"), ("\x00\x01", "not a StepLab"),
-    ("SL1-ZZZZ-!!!!-0000", "invalid character '!'"), ("SL2-!!!!", "another version"),
+    ("SL1-ZZZZ-!!!!-0000", "invalid character '!'"), ("SL3-!!!!", "another version"),
 ])
 def test_bad_codes_say_why(text, says):
     with pytest.raises(ProgressError) as caught:
@@ -135,8 +137,8 @@ def test_answers_count_once_per_question():
 
 
 @pytest.mark.parametrize("values", [
-    dict(lessons_done=frozenset({0})), dict(lessons_done=frozenset({11})), dict(lessons_done=frozenset({True})),
-    dict(lesson_scores=((1, 3, 2),)), dict(lesson_scores=((12, 0, 0),)), dict(lesson_scores=((2, 0, 0), (1, 0, 0))),
+    dict(lessons_done=frozenset({0})), dict(lessons_done=frozenset({LESSON_COUNT + 1})),
+    dict(lessons_done=frozenset({True})), dict(lesson_scores=((1, 3, 2),)), dict(lesson_scores=((LESSON_COUNT + 1, 0, 0),)), dict(lesson_scores=((2, 0, 0), (1, 0, 0))),
     dict(lesson_scores=((1, -1, 0),)), dict(selfstudy_correct=2, selfstudy_attempts=1),
     dict(selfstudy_attempts=MAX_COUNT + 1), dict(selfstudy_correct=1.0, selfstudy_attempts=1),
 ])
@@ -155,9 +157,9 @@ def edited(**changes) -> str:
 
 @pytest.mark.parametrize(("content", "says"), [
     ("", "not valid JSON"), ("{", "not valid JSON"), ("[1, 2]", "not a StepLab progress file"),
-    ('{"app": "other"}', "not a StepLab progress file"), (edited(version=2), "another version"),
+    ('{"app": "other"}', "not a StepLab progress file"), (edited(version=3), "another version"),
     (edited(lessons_done=[1, 1]), "once"), (edited(lessons_done="1,2"), "list of lesson numbers"),
-    (edited(lessons_done=[0]), "1 to 10"), (edited(lesson_scores={"1": [5, 3]}), "not possible"),
+    (edited(lessons_done=[0]), f"1 to {LESSON_COUNT}"), (edited(lesson_scores={"1": [5, 3]}), "not possible"),
     (edited(lesson_scores={"x": [0, 0]}), "keys must be lesson numbers"), (edited(selfstudy=[1, 2]), "malformed"),
     (edited(selfstudy={"correct": "7", "attempts": 9}), "not possible"), (edited(extra=1), "unknown fields"),
     (edited(selfstudy={"correct": 8, "attempts": 9}), "do not match its progress code"),
@@ -170,6 +172,27 @@ def test_bad_files_say_why(content, says):
     with pytest.raises(ProgressError) as caught:
         from_json(content)
     assert says in caught.value.text.en, caught.value.text.en
+
+
+def _version_1_code(lessons: set[int], scores: dict[int, tuple[int, int]], correct: int, attempts: int) -> str:
+    """A code as the first version wrote it (ten lessons, before lesson 8 was split), from its own rules."""
+    old = Progress(frozenset(lessons), tuple((n, c, a) for n, (c, a) in sorted(scores.items())), correct, attempts)
+    payload = progress_module._payload(old)
+    body = progress_module._b32encode(payload + progress_module._checksum(1, payload))
+    return "SL1-" + "-".join(body[i:i + 4] for i in range(0, len(body), 4))
+
+
+def test_codes_and_files_of_the_first_version_still_read_with_todays_lesson_numbers():
+    """Version 1 had ten lessons; the split of lesson 8 moved the last one to 11 (the former 8 stays 8)."""
+    code = _version_1_code({1, 8, 9, 10}, {8: (2, 3), 10: (1, 1)}, 4, 6)
+    restored = from_code(code)
+    assert restored.lessons_done == {1, 8, 9, 11}
+    assert restored.lesson_scores == ((8, 2, 3), (11, 1, 1))
+    assert (restored.selfstudy_correct, restored.selfstudy_attempts) == (4, 6)
+    old_file = {"app": "steplab", "kind": "progress", "version": 1, "lessons_done": [1, 8, 9, 10],
+                "lesson_scores": {"8": [2, 3], "10": [1, 1]}, "selfstudy": {"correct": 4, "attempts": 6}, "code": code}
+    assert from_json(json.dumps(old_file)) == restored
+    assert to_code(restored).startswith("SL2-")  # written again in today's version
 
 
 def test_file_without_code_and_bom_still_reads():

@@ -25,7 +25,27 @@ ALLOWED = (
     re.compile(r"^[ \t]*\d+\.(?=[ \t])", re.M),
     # The GPU the course measured on: a product name, not a quantity.
     re.compile(r"\bV100\b"),
+    # DeepSpeed's stage names its kind of sharding (lesson 7): a name, not a quantity.
+    re.compile(r"\bZeRO-3\b"),
 )
+
+
+NUMBER_WORDS = (
+    # Chinese: a number word before a measure word ("三个", "两轮", "十步"), an ordinal past the first ("第二轮"),
+    # halves and multiples ("一半", "两倍"). "一" alone stays allowed: "一步", "一轮" name the unit, not a count.
+    re.compile(r"[两三四五六七八九十百千万]+(?:个|轮|步|次|倍|条|批|张|遍|成|项|组|种|列|行|份|段|部分|阶段|位|点)"),
+    re.compile(r"第[二三四五六七八九十]"),
+    re.compile(r"一半|半轮|半个|[一两双]倍|翻倍"),
+    # English: numbers, ordinals past "first", halves and multiples, as words.
+    re.compile(r"(?i)\b(?:half|halves|twice|thrice|double[ds]?|triple[ds]?|two|three|four|five|six|seven|eight|nine|ten|"
+               r"eleven|twelve|twenty|hundreds?|thousands?|dozens?|second|third|fourth|fifth|sixth|seventh)\b"),
+)
+
+
+def number_words(text: str) -> list[str]:
+    """Numbers written as words (outside code spans and placeholders): they state a count the engine should give."""
+    prose = PLACEHOLDER.sub(" ", CODE_SPAN.sub(" ", text))
+    return [match.group(0) for pattern in NUMBER_WORDS for match in pattern.finditer(prose)]
 
 
 def typed_numbers(text: str) -> list[str]:
@@ -59,6 +79,23 @@ def test_the_detector_lets_placeholders_and_code_pass(text):
     assert not typed_numbers(text), typed_numbers(text)
 
 
+@pytest.mark.parametrize("text", [
+    "比原来的 {x} 少了一半", "多攒一倍的批数", "每半轮评估一次", "第一、二、三轮", "三个阶段的模型", "前两轮各走",
+    "第三轮结束之前", "两张 GPU", "half of the original", "twice as many micro-batches", "the third epoch",
+    "Two setups", "every half epoch",
+])
+def test_the_detector_finds_numbers_written_as_words(text):
+    assert number_words(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "一步就是一次参数更新", "一轮有多少个更新步", "两者相乘", "`two_gpus`", "{two.world_size} 张卡", "the first epoch",
+    "one update every {n} micro-batches", "a {n}-step run", "两边", "second_epoch",
+])
+def test_the_detector_lets_units_and_names_pass(text):
+    assert not number_words(text), number_words(text)
+
+
 # --------------------------------------------------------------------------- what it checks
 
 
@@ -69,14 +106,20 @@ def _strings(value: object) -> list[str]:
     return [value] if isinstance(value, str) else []
 
 
+NUMBER_WORDS_CHECKED = ("lessons.yaml", "quiz.yaml", "lesson_funnel.yaml", "engine/rl_pipeline.yaml",
+                        "engine/quantities.yaml", "engine/progress.yaml")
+"""The locale files whose sentences the lessons and the self-check say (the other pages' files are checked for
+digits only: some name a count of controls or characters, not a result)."""
 LOCALE_FILES = sorted(path.relative_to(LOCALES).as_posix() for path in LOCALES.rglob("*.yaml"))
 
 
 @pytest.mark.parametrize("name", LOCALE_FILES)
 def test_no_number_is_typed_into_a_locale_string(name):
     entries = yaml.safe_load((LOCALES / name).read_text(encoding="utf-8")) or {}
+    words_too = name.split("/", 1)[1] in NUMBER_WORDS_CHECKED
     found = {key: words for key, value in entries.items()
-             for words in [[w for text in _strings(value) for w in typed_numbers(text)]] if words}
+             for words in [[w for text in _strings(value)
+                            for w in typed_numbers(text) + (number_words(text) if words_too else [])]] if words}
     assert not found, f"{name}: numbers typed into prose (make them placeholders or code): {found}"
 
 
@@ -84,9 +127,9 @@ def _lesson_texts(data: dict) -> list[tuple[str, str]]:
     """(where, text) for a lesson's title, goals and every block's text, caption, prompt and reveal."""
     texts = [("title", data["title"]), *((f"goals[{i}]", goal) for i, goal in enumerate(data["goals"]))]
     for i, block in enumerate(data["blocks"]):
-        if block["kind"] == "text":
+        if block["kind"] in ("text", "aside"):
             texts.append((f"blocks[{i}]", {lang: block[lang] for lang in LANGUAGES}))
-        texts += [(f"blocks[{i}].{key}", block[key]) for key in ("caption", "prompt", "reveal") if key in block]
+        texts += [(f"blocks[{i}].{key}", block[key]) for key in ("caption", "prompt", "reveal", "title") if key in block]
     return [(f"{where}.{lang}", text[lang]) for where, text in texts for lang in LANGUAGES]
 
 
@@ -104,7 +147,7 @@ LESSON_FILES = sorted(LESSONS_DIR.glob("[0-9][0-9]_*.yaml"))
 def test_no_number_is_typed_into_a_lesson(path):
     texts = _lesson_texts(yaml.safe_load(path.read_text(encoding="utf-8")))
     assert len(texts) > 4
-    found = {where: words for where, text in texts if (words := typed_numbers(text))}
+    found = {where: words for where, text in texts if (words := typed_numbers(text) + number_words(text))}
     assert not found, f"{path.name}: numbers typed into prose (make them placeholders or code): {found}"
 
 
@@ -112,7 +155,7 @@ def test_no_number_is_typed_into_a_question():
     bank = yaml.safe_load((LESSONS_DIR / "questions.yaml").read_text(encoding="utf-8"))
     texts = [text for item in bank for text in _question_texts(item)]
     assert len(texts) > len(bank)
-    found = {where: words for where, text in texts if (words := typed_numbers(text))}
+    found = {where: words for where, text in texts if (words := typed_numbers(text) + number_words(text))}
     assert not found, f"questions.yaml: numbers typed into prose (make them placeholders or code): {found}"
 
 

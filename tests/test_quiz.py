@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import re
@@ -13,11 +14,14 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import Message
 from steplab.teaching import quiz
 from steplab.teaching.presets import presets
 from steplab.teaching.quiz.schema import tidy
+from steplab.trainer.events import events
 from steplab.trainer.plan import make_plan
+from steplab.trainer.profiles import PROFILES
 from steplab.trainer.quantities import format_quantity, quantity
 from steplab.trainer.setup import setup_from_mapping
 
@@ -58,7 +62,7 @@ def hand_count(values: dict, name: str) -> int | None:
 def test_bank_size_and_lessons():
     assert len(BANK) >= 30
     per_lesson = Counter(s.lesson for s in BANK)
-    assert set(per_lesson) == set(range(1, 11))
+    assert set(per_lesson) == set(range(1, 12))
     assert min(per_lesson.values()) >= 3, per_lesson
     assert len({s.id for s in BANK}) == len(BANK)
     assert {s.kind for s in BANK} == set(quiz.KINDS)
@@ -322,7 +326,7 @@ MISTAKES = [
     (mutate(GOOD, prompt={"zh": "{measured.v100.x}", "en": "x"}), "no such measurement"),
     (mutate(GOOD, prompt={"zh": "未闭合 {num_samples", "en": "x"}), "unbalanced"),
     (mutate(GOOD, prompt={"zh": "{num_samples:q}", "en": "x"}), "format spec"),
-    (mutate(GOOD, lesson=11), "lesson must be"),
+    (mutate(GOOD, lesson=12), "lesson must be"),
     (mutate(GOOD, kind="essay"), "kind must be"),
     (mutate(GOOD, params={"per_device_train_batch_size": []}), "non-empty list"),
     (mutate(GOOD, params={"per_device_train_batch_size": [0]}), "params.per_device_train_batch_size"),
@@ -378,3 +382,56 @@ def test_good_examples_load_and_bank_level_mistakes(tmp_path):
         quiz.load_bank(Path(tmp_path / "missing.yaml"))
 
 
+
+
+# --------------------------------------------------------------------------- one answer, whatever the release
+
+
+HF_PROFILES = [pid for pid, profile in PROFILES.items() if profile.framework == "transformers"]
+NAMES_A_RELEASE = re.compile(r"\{(?:\w+\.)?trainer_(?:release|matched)\}|`\d+\.\d+`")
+
+
+def _answers_by_release(spec: quiz.QuestionSpec, drawn: dict) -> dict[str, object]:
+    """The question's answer with its drawn values under every transformers release (a refusal is left out: a
+    release that refuses the setup is not one the question can be about)."""
+    answers = {}
+    for profile in HF_PROFILES:
+        values = {**independent_setup(spec, drawn), "trainer": profile}
+        try:
+            plan = make_plan(setup_from_mapping(values)[0])
+        except (TrainerRefusal, SetupError):
+            continue
+        answers[profile] = quantity(plan, spec.answer)
+    return answers
+
+
+@pytest.mark.parametrize("spec", NUMERIC, ids=lambda s: s.id)
+def test_a_numeric_question_has_one_answer_under_every_release_its_prompt_allows(spec):
+    """Issue 30: an answer that depends on the release (rounding, stopping early) needs the release pinned in the
+    setup and named in the prompt; every other question gets the same answer from every release."""
+    params = RAW[spec.id].get("params") or {}
+    pinned = "trainer" in (RAW[spec.id].get("setup") or {})
+    names_release = all(NAMES_A_RELEASE.search(RAW[spec.id]["prompt"][lang]) for lang in ("zh", "en"))
+    combos = [dict(zip(params, values, strict=True)) for values in itertools.product(*params.values())]
+    for drawn in combos:
+        answers = _answers_by_release(spec, drawn)
+        assert answers, (spec.id, drawn)
+        if len({format_quantity(value) for value in answers.values()}) > 1:
+            assert pinned and names_release, f"{spec.id} with {drawn}: answers differ by release: {answers}"
+        if spec.answer == "eval_every_epochs":  # "every x epochs" means something only if it happens twice
+            plan = make_plan(setup_from_mapping(independent_setup(spec, drawn))[0])
+            assert events(plan, "eval").count() >= 2, (spec.id, drawn)
+
+
+@pytest.mark.parametrize("spec", SLIDERS, ids=lambda s: s.id)
+def test_a_slider_question_is_solved_alike_under_every_release(spec):
+    for seed in range(8):
+        question = quiz.generate(spec, seed)
+        solution = dict(question.solution)
+        for profile in HF_PROFILES:
+            values = {**independent_setup(spec, dict(question.values)), **solution, "trainer": profile}
+            try:
+                plan = make_plan(setup_from_mapping(values)[0])
+            except (TrainerRefusal, SetupError):
+                continue
+            assert all(target.holds(plan) for target in question.targets), (spec.id, profile, solution)

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from steplab.i18n import catalogue
 from steplab.teaching import quiz
-from steplab.teaching.progress import Progress, from_code, to_code
+from steplab.teaching.progress import PREFIX, VERSION, Progress, from_code, to_code
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "app_pages" / "selfcheck.py")
@@ -52,7 +52,7 @@ def test_page_renders_in_both_languages(lang):
     question = shown(at)
     assert any(question.prompt.get(lang) == m.value for m in at.markdown)
     assert score(at, lang) == "0 / 0"
-    assert any(c.value.startswith("SL1-") for c in at.code)
+    assert any(c.value.startswith(f"{PREFIX}{VERSION}-") for c in at.code)
     assert at.button(key=f"{base(question)}__check").label == catalogue(lang)["quiz.check"]
 
 
@@ -181,7 +181,7 @@ def test_progress_code_restores_and_bad_codes_say_why():
     assert score(at) == "5 / 8"
     assert any(c.value == code for c in at.code)
     assert at.success and catalogue("en")["quiz.progress.restored"] in at.success[-1].value
-    assert from_code(next(c.value for c in at.code if c.value.startswith("SL1-"))).lessons_done == {1, 2}
+    assert from_code(next(c.value for c in at.code if c.value.startswith(f"{PREFIX}{VERSION}-"))).lessons_done == {1, 2}
     for bad in ("SL1-2000-000A-SQ1Z", "garbage", "SL1-" + "Z" * 150, "١٢٣"):
         at.text_input(key="selfcheck_progress__code").set_value(bad).run()
         at.button(key="selfcheck_progress__restore").click().run()

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from steplab.errors import SetupError
+from steplab.trainer.profiles import LLAMA_FACTORY_PROFILE
 from steplab.trainer.setup import DEFAULTS, FIELD_NAMES, setup_from_mapping
 
 
@@ -84,7 +85,7 @@ def test_one_parse_reports_every_bad_field_and_keeps_the_rest():
     assert set(parsed.problems) == {"gradient_accumulation_steps", "trainer"}
     assert "allowed" in parsed.problems["gradient_accumulation_steps"].text.en
     assert (parsed.setup.num_samples, parsed.setup.num_train_epochs, parsed.setup.eval_strategy) == (1000, 2.0, "steps")
-    assert parsed.setup.gradient_accumulation_steps == 1 and parsed.setup.trainer == "hf-5"  # the defaults
+    assert parsed.setup.gradient_accumulation_steps == 1 and parsed.setup.trainer == LLAMA_FACTORY_PROFILE  # the defaults
     assert parsed.unknown == ["colour"]
     with pytest.raises(SetupError) as first:
         setup_from_mapping({"gradient_accumulation_steps": 0, "trainer": "hf-9"})

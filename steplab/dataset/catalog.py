@@ -26,6 +26,8 @@ FORMATTINGS = ("alpaca", "sharegpt", "openai")
 """The row formats LLaMA-Factory 0.9.5 converts (`converter.py`'s `DATASET_CONVERTERS`)."""
 REMOTE_KEYS = ("hf_hub_url", "ms_hub_url", "om_hub_url", "script_url", "cloud_file_name")
 
+LLAMAFACTORY_RELEASE = "0.9.5"
+"""The LLaMA-Factory release whose data pipeline the dataset stage follows."""
 LLAMAFACTORY_COMMIT = "ff6d4d12e"
 """The LLaMA-Factory commit the demo datasets' sizes were read at (named when they are used)."""
 KNOWN_DATASET_ROWS: dict[str, int] = {"identity": 91, "alpaca_en_demo": 999, "dpo_en_demo": 300, "c4_demo": 300}

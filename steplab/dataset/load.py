@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from steplab.dataset.catalog import INFO_FILE, KNOWN_DATASET_ROWS, DatasetAttr, dataset_paths, read_info
+from steplab.dataset.catalog import INFO_FILE, KNOWN_DATASET_ROWS, LLAMAFACTORY_RELEASE, DatasetAttr, dataset_paths, read_info
 from steplab.dataset.errors import DatasetError
 from steplab.dataset.files import (
     MAX_DISK_FILE_BYTES,
@@ -125,7 +125,8 @@ def _template(settings: DataSettings) -> Template | None:
         return None
     found = templates().get(settings.template)
     if found is None:
-        raise DatasetError("dataset.template_missing", template=settings.template, count=len(templates()))
+        raise DatasetError("dataset.template_missing", template=settings.template, count=len(templates()),
+                           release=LLAMAFACTORY_RELEASE)
     return found
 
 

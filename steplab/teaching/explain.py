@@ -30,6 +30,17 @@ def _division(a: int, b: int, rounding: str) -> str:
     return f"⌊{fmt_int(a)} ÷ {fmt_int(b)}⌋ = {fmt_int(a // b)}"
 
 
+def _rounded_up_product(a: float, b: float, a_text: str, b_text: str, result: int) -> str:
+    """`a × b` rounded up as the Trainer does it, in floats: `⌈222 × 0.1⌉ = 23`; the product itself only when the
+    float arithmetic decides the result (`⌈100 × 0.07⌉ = ⌈7.000000000000001⌉ = 8`), and no brackets when exact."""
+    product = a * b
+    if product == result:
+        return f"{a_text} × {b_text} = {fmt_int(result)}"
+    if math.ceil(round(product, 9)) != result:  # the last bits of the float product add a step
+        return f"⌈{a_text} × {b_text}⌉ = ⌈{product!r}⌉ = {fmt_int(result)}"
+    return f"⌈{a_text} × {b_text}⌉ = {fmt_int(result)}"
+
+
 def _micro_batches(plan: Plan) -> Line:
     s = plan.setup
     rounding = "floor" if s.dataloader_drop_last else "ceil"
@@ -77,11 +88,8 @@ def _total(plan: Plan) -> Line:
         return Line("max_steps", label, f"max_steps = {fmt_int(plan.max_steps)}", msg("explain.max_steps.overrides", zero=0))
     if plan.profile.framework == "lightning":
         return Line("max_steps", label, f"{fmt_int(plan.num_update_steps_per_epoch)} × {fmt_float(s.num_train_epochs)} = {fmt_int(plan.max_steps)}")
-    product = s.num_train_epochs * plan.num_update_steps_per_epoch
-    if product == plan.max_steps:
-        formula = f"{fmt_float(s.num_train_epochs)} × {fmt_int(plan.num_update_steps_per_epoch)} = {fmt_int(plan.max_steps)}"
-    else:
-        formula = f"⌈{fmt_float(s.num_train_epochs)} × {fmt_int(plan.num_update_steps_per_epoch)}⌉ = ⌈{product!r}⌉ = {fmt_int(plan.max_steps)}"
+    formula = _rounded_up_product(s.num_train_epochs, plan.num_update_steps_per_epoch, fmt_float(s.num_train_epochs),
+                                  fmt_int(plan.num_update_steps_per_epoch), plan.max_steps)
     return Line("max_steps", label, formula)
 
 
@@ -98,8 +106,8 @@ def _warmup(plan: Plan) -> Line:
     ratio = warmup_ratio_in_use(plan.setup, plan.profile)
     label = msg("explain.warmup_steps.label")
     if ratio:
-        product = plan.max_steps * ratio
-        return Line("warmup_steps", label, f"⌈{fmt_int(plan.max_steps)} × {fmt_float(ratio)}⌉ = ⌈{product!r}⌉ = {fmt_int(plan.warmup_steps)}")
+        formula = _rounded_up_product(plan.max_steps, ratio, fmt_int(plan.max_steps), fmt_float(ratio), plan.warmup_steps)
+        return Line("warmup_steps", label, formula)
     return Line("warmup_steps", label, f"warmup_steps = {fmt_int(plan.warmup_steps)}")
 
 

@@ -3,8 +3,11 @@
 A lesson is a title, goals and an ordered list of blocks. Block kinds:
 
 - `text`: Markdown in `zh` and `en`;
-- `widget`: a live widget by reference (`calculator`, `compare`, `schedule`, `animation`, `lab`) on a scenario;
-- `predict`: the learner enters a guess of a quantity before the answer and its arithmetic are revealed;
+- `aside`: Markdown in `zh` and `en` under a `title`, folded away until the learner opens it ("going further");
+- `widget`: a live widget by reference (`calculator`, `compare`, `schedule`, `animation`, `lab`) on a scenario,
+  or `roll` on a ROLL RLVR scenario;
+- `predict`: the learner enters a guess of a quantity before the answer and its arithmetic are revealed (of a
+  plan, or of a ROLL RLVR scenario); what follows it stays hidden until then (`visible_blocks`);
 - `check`: the self-check: `count` questions drawn from `lessons/questions.yaml` for this lesson's number;
 - `funnel`: LLaMA-Factory's dataset funnel, live: it starts from a `llamafactory` scenario naming one or two
   datasets StepLab knows the rows of, and the learner changes the rows, `max_samples` and `val_size`.
@@ -15,7 +18,9 @@ the lesson's scenario `course`, `{course.setup.warmup_steps}` the value the scen
 that release scales each micro-batch's loss, `{lesson.several_gpus}`
 the number of another lesson (by its file name), and `{measured.v100_batch4_acc8.seconds}` a figure measured in
 the course. A `llamafactory` scenario also has `{capped.yaml.max_samples}` (a value its YAML sets) and
-`{capped.funnel.train_examples}` / `{capped.funnel.eval_examples}` (its dataset funnel on the known row counts).
+`{capped.funnel.train_examples}` / `{capped.funnel.eval_examples}` (its dataset funnel on the known row counts) and
+`{capped.data.sequence_cap}` (a data setting as LLaMA-Factory reads it); `{llamafactory.version}` and
+`{llamafactory.transformers}` name the LLaMA-Factory release and the transformers releases it accepts.
 Placeholders are those of the locale files (`{name}`, `{name:spec}`), filled by `steplab.i18n.fill`.
 """
 
@@ -40,15 +45,16 @@ from steplab.teaching.measurements import measurements
 from steplab.teaching.presets import presets
 from steplab.teaching.rl_pipeline import RlvrSetup, rlvr_quantities
 from steplab.trainer.plan import Plan, make_plan
-from steplab.trainer.profiles import PROFILES
+from steplab.trainer.profiles import LLAMA_FACTORY_TRANSFORMERS, LLAMA_FACTORY_VERSION, PROFILES
 from steplab.trainer.quantities import is_quantity, quantity
 from steplab.trainer.setup import TrainingSetup, setup_from_mapping
 
 LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
-WIDGETS = ("calculator", "compare", "schedule", "animation", "lab")
+WIDGETS = ("calculator", "compare", "schedule", "animation", "lab", "roll")
 LABS = ("accumulation", "token_weighting", "overfitting", "memory")
 BLOCK_KEYS = {
     "text": {"kind", "zh", "en"},
+    "aside": {"kind", "title", "zh", "en"},
     "widget": {"kind", "widget", "scenario", "scenarios", "lab", "caption"},
     "predict": {"kind", "scenario", "quantity", "prompt", "reveal", "tolerance"},
     "check": {"kind", "count"},
@@ -82,11 +88,25 @@ class Lesson:
     number: int
     title: Text
     goals: tuple[Text, ...]
-    scenarios: dict[str, TrainingSetup | dict[str, int]] = field(repr=False)
+    scenarios: dict[str, TrainingSetup | RlvrSetup] = field(repr=False)
     blocks: tuple[Block, ...] = ()
     source: str = ""
     llamafactory: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     """The YAML keys of each `llamafactory` scenario, as the lesson writes them (the dataset funnel reads them)."""
+    aliases: tuple[str, ...] = ()
+    """Ids this lesson had before (a split lesson keeps its old links working: `/lessons?lesson=<alias>`)."""
+
+    def visible_blocks(self, revealed: Any) -> int:
+        """How many blocks to draw: up to and including the first predict not yet revealed (`revealed(index)`),
+        so nothing after a question gives its answer away before the learner has answered."""
+        for index, block in enumerate(self.blocks):
+            if block.kind == "predict" and not revealed(index):
+                return index + 1
+        return len(self.blocks)
+
+    def answer(self, block: Block) -> Any:
+        """The engine's answer to a predict block."""
+        return self.value(f"{block.data['scenario']}.{block.data['quantity']}")
 
     def plan(self, scenario: str) -> Plan:
         return make_plan(self.scenarios[scenario])
@@ -114,16 +134,20 @@ class Lesson:
         """What a placeholder names: `measured.<run>.<figure>`, `lesson.<file name>` (another lesson's number),
         or `<scenario>.<quantity>` / `<scenario>.setup.<field>` / `<scenario>.trainer_release|trainer_matched`."""
         head, _, rest = reference.partition(".")
+        if head == "llamafactory":  # {llamafactory.version}, {llamafactory.transformers}: the release it pins
+            return {"version": LLAMA_FACTORY_VERSION, "transformers": " – ".join(LLAMA_FACTORY_TRANSFORMERS)}[rest]
         if head == "measured":
             name, _, figure = rest.partition(".")
             return measurements()[name][figure]
         if head == "lesson":  # {lesson.several_gpus}: the number of lessons/NN_several_gpus.yaml
             return lesson_numbers_by_name()[rest]
         scenario = self.scenarios[head]
-        if isinstance(scenario, dict):  # a ROLL RLVR run
-            return scenario[rest]
+        if isinstance(scenario, RlvrSetup):  # a ROLL RLVR run
+            return rlvr_quantities(scenario)[rest]
         if rest.startswith("yaml."):  # a value the scenario's LLaMA-Factory YAML sets, e.g. {x.yaml.val_size} = 0.1
             return self.llamafactory[head][rest.removeprefix("yaml.")]
+        if rest.startswith("data."):  # a data setting as LLaMA-Factory reads it, e.g. {x.data.sequence_cap}
+            return getattr(data_settings(self.llamafactory[head]), rest.removeprefix("data."))
         if rest in ("funnel.train_examples", "funnel.eval_examples"):  # its dataset funnel
             return getattr(self.funnel(head), rest.removeprefix("funnel."))
         if rest in ("funnel.fewest", "funnel.fewest_steps"):  # the low end of an estimate (packing, no tokens)
@@ -163,7 +187,7 @@ def _bilingual(value: Any, source: str, where: str) -> Text:
     return Text(value["zh"], value["en"])
 
 
-def _scenario(spec: Any, source: str, name: str) -> TrainingSetup | dict[str, int]:
+def _scenario(spec: Any, source: str, name: str) -> TrainingSetup | RlvrSetup:
     """A lesson scenario: a preset and/or field values (planned by the engine), a LLaMA-Factory YAML's keys
     (read by `steplab.io.config_read`, so the sample count follows max_samples and val_size), or a ROLL RLVR run."""
     where = f"scenarios.{name}"
@@ -171,9 +195,11 @@ def _scenario(spec: Any, source: str, name: str) -> TrainingSetup | dict[str, in
         raise LessonError(source, where, "write {preset: <id>} and/or {set: {...}}, or {llamafactory: {...}}, or {rlvr: {...}}")
     if "rlvr" in spec:
         try:
-            return rlvr_quantities(RlvrSetup(**spec["rlvr"]))
+            return RlvrSetup(**spec["rlvr"])
         except TypeError as error:
             raise LessonError(source, where, str(error)) from None
+        except InputError as error:
+            raise LessonError(source, where, error.message("en")) from None
     values: dict[str, Any] = {}
     if "llamafactory" in spec:
         try:
@@ -243,10 +269,12 @@ def _check_block(raw: Any, index: int, lesson: Lesson, source: str) -> Block:
     extra = set(raw) - BLOCK_KEYS[kind]
     if extra:
         raise LessonError(source, where, f"unknown keys {sorted(extra)} for a {kind} block")
-    texts = {"text": ("zh", "en")}.get(kind, ())
-    if kind == "text":
+    texts = ("zh", "en") if kind in ("text", "aside") else ()
+    if texts:
         _bilingual({"zh": raw.get("zh"), "en": raw.get("en")}, source, where)
-    for name in ("caption", "prompt", "reveal"):
+    if kind == "aside" and "title" not in raw:
+        raise LessonError(source, where, "an aside needs a title (what the folded part is about)")
+    for name in ("caption", "prompt", "reveal", "title"):
         if name in raw:
             _bilingual(raw[name], source, f"{where}.{name}")
     if kind == "widget":
@@ -259,7 +287,9 @@ def _check_block(raw: Any, index: int, lesson: Lesson, source: str) -> Block:
             raise LessonError(source, where, f"a lab widget needs lab: one of {LABS}")
     elif kind == "predict":
         names = [raw.get("scenario")]
-        if not raw.get("quantity") or not is_quantity(raw["quantity"]):
+        roll = isinstance(lesson.scenarios.get(raw.get("scenario")), RlvrSetup)
+        known = raw.get("quantity") in rlvr_quantities(RlvrSetup()) if roll else is_quantity(raw.get("quantity") or "")
+        if not raw.get("quantity") or not known:
             raise LessonError(source, where, f"unknown quantity {raw.get('quantity')!r}")
         if "prompt" not in raw or "reveal" not in raw:
             raise LessonError(source, where, "a predict block needs a prompt and a reveal")
@@ -277,11 +307,16 @@ def _check_block(raw: Any, index: int, lesson: Lesson, source: str) -> Block:
     for name in names:
         if name not in lesson.scenarios:
             raise LessonError(source, where, f"unknown scenario {name!r}; the lesson defines {sorted(lesson.scenarios)}")
-        if isinstance(lesson.scenarios[name], dict):
-            raise LessonError(source, where, f"scenario {name!r} is an RLVR run: use it in text placeholders only")
+        roll = isinstance(lesson.scenarios[name], RlvrSetup)
+        if roll and not (kind == "predict" or raw.get("widget") == "roll"):
+            raise LessonError(source, where, f"scenario {name!r} is an RLVR run: use it in a roll widget, a predict "
+                                             "or text placeholders")
+        if raw.get("widget") == "roll" and not roll:
+            raise LessonError(source, where, f"a roll widget needs an RLVR scenario, not {name!r}")
     block = Block(kind, dict(raw))
     for lang in LANGUAGES:  # every placeholder must resolve
-        for text in [raw.get(k) for k in texts] + [raw.get(k, {}).get(lang) for k in ("caption", "prompt", "reveal")]:
+        for text in [raw.get(k) for k in texts] + [raw.get(k, {}).get(lang)
+                                                   for k in ("caption", "prompt", "reveal", "title")]:
             if isinstance(text, dict):
                 text = text.get(lang)
             try:
@@ -298,12 +333,12 @@ def parse_lesson(data: Any, source: str = "<lesson>") -> Lesson:
     missing = {"id", "number", "title", "goals", "blocks"} - set(data)
     if missing:
         raise LessonError(source, "top level", f"missing keys {sorted(missing)}")
-    extra = set(data) - {"id", "number", "title", "goals", "scenarios", "blocks"}
+    extra = set(data) - {"id", "number", "title", "goals", "scenarios", "blocks", "aliases"}
     if extra:
         raise LessonError(source, "top level", f"unknown keys {sorted(extra)}")
     if not isinstance(data["number"], int):
         raise LessonError(source, "number", "must be a whole number")
-    reserved = {"measured", "lesson"} & set(data.get("scenarios") or {})
+    reserved = {"measured", "lesson", "llamafactory"} & set(data.get("scenarios") or {})
     if reserved:
         raise LessonError(source, "scenarios", f"{sorted(reserved)} name placeholders of their own: rename it")
     scenarios = {name: _scenario(spec, source, name) for name, spec in (data.get("scenarios") or {}).items()}
@@ -312,17 +347,21 @@ def parse_lesson(data: Any, source: str = "<lesson>") -> Lesson:
     goals = data["goals"]
     if not isinstance(goals, list) or not goals:
         raise LessonError(source, "goals", "list at least one goal")
+    aliases = data.get("aliases") or []
+    if not isinstance(aliases, list) or not all(isinstance(alias, str) and alias for alias in aliases):
+        raise LessonError(source, "aliases", "list the lesson's former ids as text")
     lesson = Lesson(
         id=str(data["id"]), number=data["number"], title=_bilingual(data["title"], source, "title"),
         goals=tuple(_bilingual(g, source, f"goals[{i}]") for i, g in enumerate(goals)),
-        scenarios=scenarios, source=source, llamafactory=llamafactory,
+        scenarios=scenarios, source=source, llamafactory=llamafactory, aliases=tuple(aliases),
     )
     if not isinstance(data["blocks"], list) or not data["blocks"]:
         raise LessonError(source, "blocks", "list at least one block")
     blocks = tuple(_check_block(raw, i, lesson, source) for i, raw in enumerate(data["blocks"]))
     if blocks[-1].kind != "check":
         raise LessonError(source, "blocks", "every lesson ends with a self-check (a check block)")
-    return Lesson(lesson.id, lesson.number, lesson.title, lesson.goals, scenarios, blocks, source, llamafactory)
+    return Lesson(lesson.id, lesson.number, lesson.title, lesson.goals, scenarios, blocks, source, llamafactory,
+                  lesson.aliases)
 
 
 def lesson_number(path: Path) -> int:
@@ -355,7 +394,7 @@ def load_lessons(directory: str | None = None) -> tuple[Lesson, ...]:
         except yaml.YAMLError as error:
             raise LessonError(path.name, "YAML", str(error)) from None
         lessons.append(parse_lesson(data, path.name))
-    ids = [lesson.id for lesson in lessons]
+    ids = [name for lesson in lessons for name in (lesson.id, *lesson.aliases)]
     if len(set(ids)) != len(ids):
-        raise LessonError(str(folder), "ids", "two lessons share an id")
+        raise LessonError(str(folder), "ids", "two lessons share an id (or a former id)")
     return tuple(sorted(lessons, key=lambda lesson: lesson.number))

@@ -18,9 +18,12 @@ from typing import Any
 from steplab.errors import InputError
 from steplab.teaching.lessons import lesson_numbers
 
-VERSION = 1
+VERSION = 2
 PREFIX = "SL"
 LESSON_COUNT = len(lesson_numbers())  # the codes keep one bit per lesson
+FORMER = {1: {**{n: n for n in range(1, 10)}, 10: 11}}
+"""How each earlier version's lesson numbers read today: version 1 had ten lessons; lesson 8 was split since, its
+versions half now lesson 10, so the former lesson 10 is lesson 11 (the former lesson 8's progress stays with 8)."""
 MAX_COUNT = 1_000_000  # attempts per lesson or in self-study
 MAX_CODE_CHARS = 200
 MAX_JSON_BYTES = 10_000
@@ -229,7 +232,7 @@ def _why_not_a_code(upper: str) -> None:
     head = CODE_HEAD.match(upper)
     if head is None:
         raise ProgressError("progress.code_not_steplab", start=f"{PREFIX}{VERSION}-")
-    if int(head.group(1)) != VERSION:
+    if int(head.group(1)) not in (VERSION, *FORMER):
         raise ProgressError("progress.code_other_version", version=int(head.group(1)))
     body = upper[head.end():]
     bad = next((char for char in body if char not in READ_AS and char not in "- \t\n\r"), None)
@@ -251,7 +254,7 @@ def from_code(text: Any) -> Progress:
     if match is None:
         _why_not_a_code(upper)
     version = int(match.group(1))
-    if version != VERSION:
+    if version != VERSION and version not in FORMER:
         raise ProgressError("progress.code_other_version", version=version)
     data = _b32decode(re.sub(r"[\s\-]", "", match.group(2)))
     if len(data) <= CHECKSUM_BYTES:
@@ -259,26 +262,29 @@ def from_code(text: Any) -> Progress:
     payload, check = data[:-CHECKSUM_BYTES], data[-CHECKSUM_BYTES:]
     if _checksum(version, payload) != check:
         raise ProgressError("progress.code_checksum")
-    return _parse_payload(payload)
+    return _parse_payload(payload, FORMER.get(version))
 
 
-def _parse_payload(payload: bytes) -> Progress:
+def _parse_payload(payload: bytes, renumber: Mapping[int, int] | None = None) -> Progress:
+    """The payload's progress; `renumber` maps an earlier version's lesson numbers to today's."""
+    count = len(renumber) if renumber else LESSON_COUNT
+    number = (lambda n: renumber[n]) if renumber else (lambda n: n)
     done, pos = _read_varint(payload, 0)
     scored, pos = _read_varint(payload, pos)
-    if done >> LESSON_COUNT or scored >> LESSON_COUNT:
+    if done >> count or scored >> count:
         raise ProgressError("progress.code_lesson_range")
     scores = []
-    for lesson in range(1, LESSON_COUNT + 1):
+    for lesson in range(1, count + 1):
         if scored >> (lesson - 1) & 1:
             correct, pos = _read_varint(payload, pos)
             attempts, pos = _read_varint(payload, pos)
-            scores.append((lesson, correct, attempts))
+            scores.append((number(lesson), correct, attempts))
     correct, pos = _read_varint(payload, pos)
     attempts, pos = _read_varint(payload, pos)
     if pos != len(payload):
         raise ProgressError("progress.code_extra_data")
-    lessons = frozenset(n for n in range(1, LESSON_COUNT + 1) if done >> (n - 1) & 1)
-    return Progress(lessons, tuple(scores), correct, attempts)
+    lessons = frozenset(number(n) for n in range(1, count + 1) if done >> (n - 1) & 1)
+    return Progress(lessons, tuple(sorted(scores)), correct, attempts)
 
 
 # --------------------------------------------------------------------------- the file
@@ -310,15 +316,30 @@ def from_json(content: Any) -> Progress:
         raise ProgressError("progress.file_not_json") from None
     if not isinstance(data, Mapping) or data.get("app") != "steplab" or data.get("kind") != "progress":
         raise ProgressError("progress.file_not_steplab")
-    if data.get("version") != VERSION:
+    version = data.get("version")
+    if version != VERSION and (isinstance(version, bool) or version not in FORMER):
         raise ProgressError("progress.file_other_version")
     unknown = set(data) - {"app", "kind", "version", "lessons_done", "lesson_scores", "selfstudy", "code"}
     if unknown:
         raise ProgressError("progress.file_unknown_fields")
+    if version != VERSION:
+        data = _renumbered(data, FORMER[version])
     progress = from_dict(data)
     if "code" in data and (not isinstance(data["code"], str) or from_code(data["code"]) != progress):
         raise ProgressError("progress.file_code_mismatch")
     return progress
+
+
+def _renumbered(data: Mapping[str, Any], renumber: Mapping[int, int]) -> dict[str, Any]:
+    """An earlier version's file with today's lesson numbers (numbers it never had are left for `from_dict` to
+    refuse)."""
+    lessons, scores = data.get("lessons_done", []), data.get("lesson_scores", {})
+    if isinstance(lessons, list):
+        lessons = [renumber.get(n, n) if isinstance(n, int) and not isinstance(n, bool) else n for n in lessons]
+    if isinstance(scores, Mapping):
+        scores = {str(renumber.get(int(k), k)) if isinstance(k, str) and k.isascii() and k.isdigit() and len(k) <= 2
+                  else k: v for k, v in scores.items()}
+    return {**data, "lessons_done": lessons, "lesson_scores": scores}
 
 
 def _reject_constant(name: str) -> None:

@@ -31,7 +31,7 @@ from steplab.trainer.events import Events, events
 from steplab.trainer.plan import Plan
 
 LR_AFTER_STEP = frozenset({"hf-4.46"})  # releases that log the learning rate of the next update
-FORMAT_4G = frozenset({"hf-5"})  # releases whose progress bar prints floats as f"{v:.4g}" strings
+FORMAT_4G = frozenset({"hf-5", "hf-5.6"})  # releases whose progress bar prints floats as f"{v:.4g}" strings
 EVAL_BATCH = 8  # per_device_eval_batch_size's default, for the illustrative eval_steps_per_second
 DEFAULT_OUTPUT_DIR = "saves/qwen3-0.6b/lora/sft"
 

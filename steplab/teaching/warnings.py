@@ -10,15 +10,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from steplab.i18n import Message, fmt_float, msg
+from steplab.trainer.arguments import WARMUP_RATIO_REMOVED
 from steplab.trainer.events import events, interval
 from steplab.trainer.plan import Plan
-from steplab.trainer.profiles import PROFILES
+from steplab.trainer.profiles import (
+    LLAMA_FACTORY_TRANSFORMERS,
+    LLAMA_FACTORY_VERSION,
+    PROFILES,
+    release_range,
+)
 
 
 def _releases(profile_id: str) -> tuple[str, str]:
     """The first and the last release a profile stands for: ("4.47", "4.51") for hf-4.51."""
-    first, _, last = PROFILES[profile_id].releases.partition(" – ")
-    return first, last
+    return release_range(PROFILES[profile_id])
 
 
 def _series(profile_id: str) -> str:
@@ -31,11 +36,11 @@ LAST_CHUNK_BUG = (_releases("hf-4.46")[1], _releases("hf-4.51")[1])  # last grou
 ROUNDING_BUG = _releases("hf-4.51")  # updates per epoch rounded down (4.47–4.51)
 FIXED_IN = _releases("hf-4.57")[0]  # the release that fixed both (4.52)
 OLD_SERIES, NEW_SERIES = _series("hf-4.57"), _series("hf-5")  # "4.x", "5.x"
-LLAMA_FACTORY_PIN = (_releases("hf-5")[0], "5.8")  # the transformers releases LLaMA-Factory pins (5.0–5.8)
+WARMUP_RATIO_ALIAS = _releases("hf-5.6")  # the 5.x releases that still take warmup_ratio (5.0 – 5.14)
+WARMUP_RATIO_GONE = _releases("hf-5")[0]  # the first release that refuses it (5.15)
 LAST_CHUNK_ISSUE = 37777  # transformers issue: micro-batches never drawn
 ROUNDING_ISSUE = 36297  # transformers issue: training stops before the last epoch ends
-WARMUP_RATIO_REFUSAL = (  # the newest 5.x releases, word for word
-    "TypeError: TrainingArguments.__init__() got an unexpected keyword argument 'warmup_ratio'")
+WARMUP_RATIO_REFUSAL = f"TypeError: {WARMUP_RATIO_REMOVED}"  # 5.15 and later, word for word
 EXAMPLE_RATIO = 0.1  # the ratio the fixes suggest
 
 
@@ -152,10 +157,12 @@ def _warmup(plan: Plan) -> list[Warning]:
                               {"ratio": EXAMPLE_RATIO, "new": NEW_SERIES, "old": OLD_SERIES}))
     if setup.lr_scheduler_type == "constant" and plan.warmup_steps > 0:
         found.append(_warning("constant_ignores_warmup", {"warmup": plan.warmup_steps}))
-    if plan.profile.warmup_steps_ratio and setup.warmup_ratio is not None and plan.profile.framework == "transformers":
-        pin = {"first": LLAMA_FACTORY_PIN[0], "last": LLAMA_FACTORY_PIN[1]}
-        found.append(_warning("warmup_ratio_deprecated", {**pin, "newest": NEW_SERIES, "error": WARMUP_RATIO_REFUSAL},
-                              {"ratio": fmt_float(setup.warmup_ratio), "one": 1}))
+    if plan.profile.warmup_ratio == "alias" and setup.warmup_ratio is not None and plan.profile.framework == "transformers":
+        pin = {"first": WARMUP_RATIO_ALIAS[0], "last": WARMUP_RATIO_ALIAS[1]}
+        found.append(_warning("warmup_ratio_deprecated", {
+            **pin, "lf": LLAMA_FACTORY_VERSION, "lf_first": LLAMA_FACTORY_TRANSFORMERS[0],
+            "lf_last": LLAMA_FACTORY_TRANSFORMERS[1], "removed": WARMUP_RATIO_GONE, "error": WARMUP_RATIO_REFUSAL},
+            {"ratio": fmt_float(setup.warmup_ratio), "one": 1}))
         if setup.warmup_steps:
             found.append(_warning("warmup_ratio_overrides_steps", {**pin, "steps": fmt_float(setup.warmup_steps)}))
     if not plan.profile.warmup_steps_ratio and setup.warmup_steps and setup.warmup_ratio:

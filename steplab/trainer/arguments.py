@@ -8,10 +8,12 @@ from __future__ import annotations
 import math
 
 from steplab.errors import SetupError, TrainerRefusal
+from steplab.i18n import fmt_float, msg
 from steplab.trainer.fields import FIELDS
-from steplab.trainer.profiles import TrainerProfile
+from steplab.trainer.profiles import LLAMA_FACTORY_PROFILE, PROFILES, TrainerProfile, release_range
 from steplab.trainer.setup import TrainingSetup
 
+WARMUP_RATIO_REMOVED = "TrainingArguments.__init__() got an unexpected keyword argument 'warmup_ratio'"
 ENUM_NAMES = {"no": "IntervalStrategy.NO", "steps": "IntervalStrategy.STEPS", "epoch": "IntervalStrategy.EPOCH"}
 
 
@@ -22,6 +24,11 @@ def check_arguments(setup: TrainingSetup, profile: TrainerProfile) -> None:
             raise SetupError("setup.number_range", field="warmup_steps", value=setup.warmup_steps, lo=0,
                              hi=FIELDS["warmup_steps"].high)
         return
+    if profile.warmup_ratio == "refused" and setup.warmup_ratio is not None:  # 5.15 removed the field
+        first, last = release_range(PROFILES[LLAMA_FACTORY_PROFILE])
+        raise TrainerRefusal("TypeError", WARMUP_RATIO_REMOVED, "warmup_ratio", fix=msg(
+            "refusal_fix.warmup_ratio", ratio=fmt_float(setup.warmup_ratio), one=1, removed=release_range(profile)[0],
+            profile=LLAMA_FACTORY_PROFILE, first=first, last=last))
     if profile.warmup_steps_ratio is False and setup.warmup_ratio is not None and not 0 <= setup.warmup_ratio <= 1:
         raise TrainerRefusal("ValueError", "warmup_ratio must lie in range [0,1]", "warmup_ratio")
     if not profile.warmup_steps_ratio and (not isinstance(setup.warmup_steps, int) or setup.warmup_steps < 0):
@@ -72,7 +79,7 @@ def interval_steps(value: float | None, max_steps: int) -> int | None:
 
 
 def warmup_ratio_in_use(setup: TrainingSetup, profile: TrainerProfile) -> float | None:
-    """The ratio that decides warmup, if any: 5.x reads `warmup_steps < 1` as one (and copies `warmup_ratio` in)."""
+    """The ratio that decides warmup, if any: 5.x reads `warmup_steps < 1` as one (5.0 – 5.14 copy `warmup_ratio` in)."""
     if profile.warmup_steps_ratio:
         if setup.warmup_ratio is not None:
             return setup.warmup_ratio if setup.warmup_ratio < 1 else None
@@ -85,8 +92,8 @@ def warmup_ratio_in_use(setup: TrainingSetup, profile: TrainerProfile) -> float 
 def warmup_steps(setup: TrainingSetup, profile: TrainerProfile, max_steps: int) -> int:
     """`TrainingArguments.get_warmup_steps(max_steps)` of the profile's release, in its own float arithmetic.
 
-    5.x: `int(warmup_steps)` if it is at least 1, else `ceil(max_steps * warmup_steps)`; 5.0–5.8 first copy a
-    given `warmup_ratio` into `warmup_steps`. 4.x: `warmup_steps` if positive, else `ceil(max_steps * warmup_ratio)`.
+    5.x: `int(warmup_steps)` if it is at least 1, else `ceil(max_steps * warmup_steps)`; 5.0 – 5.14 first copy a
+    given `warmup_ratio` into `warmup_steps` (5.15 on refuse it: `check_arguments`). 4.x: `warmup_steps` if positive, else `ceil(max_steps * warmup_ratio)`.
     """
     if profile.warmup_steps_ratio:
         value = setup.warmup_ratio if setup.warmup_ratio is not None else setup.warmup_steps

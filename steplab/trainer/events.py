@@ -23,17 +23,25 @@ class Events:
     final: tuple[int, ...]  # extra events at the last step
     by_epoch: Plan | None = field(default=None, compare=False, repr=False)  # by "epoch": at every epoch end
     first: tuple[int, ...] = ()  # events before the rhythm starts: eval_on_start (step 0), logging_first_step (1)
+    after_a_step: bool = False  # logs: only after an update, once per step (`global_step > _globalstep_last_logged`)
+
+    def _epoch_ends(self, limit: int | None = None) -> list[int]:
+        ends = self.by_epoch.epoch_end_steps(None if self.after_a_step else limit) if self.by_epoch else []
+        if self.after_a_step:  # an epoch that ends with no new update (none at all, or none since the last log)
+            ends = sorted({end for end in ends if end > 0})
+        return ends if limit is None else ends[:limit]
 
     def count(self) -> int:
         periodic = self.upto // self.every if self.every else 0
-        return periodic + (self.by_epoch.epochs_run if self.by_epoch else 0) + len(self.final) + len(self.first)
+        ends = len(self._epoch_ends()) if self.after_a_step else (self.by_epoch.epochs_run if self.by_epoch else 0)
+        return periodic + ends + len(self.final) + len(self.first)
 
     def steps(self, limit: int | None = None) -> list[int]:
         """All event steps in order (at most `limit` of them)."""
         periodic = range(self.every, self.upto + 1, self.every) if self.every else range(0)
         if limit is not None:
             periodic = periodic[:limit]
-        ends = self.by_epoch.epoch_end_steps(limit) if self.by_epoch else []
+        ends = self._epoch_ends(limit)
         merged = sorted([*self.first, *periodic, *ends, *self.final])
         return merged if limit is None else merged[:limit]
 
@@ -68,7 +76,7 @@ def events(plan: Plan, kind: str) -> Events:
         if not every or plan.max_steps % every:
             final.append(plan.max_steps)
     return Events(every, steps_done if every else 0, tuple(final), plan if strategy == "epoch" else None,
-                  _first(plan, kind, every))
+                  _first(plan, kind, every), after_a_step=kind == "log")
 
 
 def _first(plan: Plan, kind: str, every: int | None) -> tuple[int, ...]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from steplab.trainer.profiles import PROFILES
+from steplab.trainer.profiles import LLAMA_FACTORY_PROFILE, PROFILES
 from steplab.trainer.schedules import SCHEDULER_NAMES
 
 Kind = Literal["int", "float", "interval", "choice", "bool", "kwargs", "limit"]
@@ -80,7 +80,7 @@ FIELDS: dict[str, Field] = {field.name: field for field in (
     Field("eval_on_start", "bool", False),
     Field("dataloader_drop_last", "bool", False),
     Field("limit_train_batches", "limit", None, 0, MAX_SAMPLES, optional=True, trainer_argument=False),
-    Field("trainer", "choice", "hf-5", choices=tuple(PROFILES), trainer_argument=False),
+    Field("trainer", "choice", LLAMA_FACTORY_PROFILE, choices=tuple(PROFILES), trainer_argument=False),
 )}
 
 FIELD_NAMES: tuple[str, ...] = tuple(FIELDS)

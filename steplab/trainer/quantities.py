@@ -6,6 +6,7 @@ learner reads is computed by the engine, never typed into text.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -36,11 +37,33 @@ PLAN_QUANTITIES: dict[str, tuple[Message, Callable[[Plan], Any]]] = {
     "save_count": (msg("quantity.save_count"), lambda p: events(p, "save").count()),
     "eval_every_epochs": (msg("quantity.eval_every_epochs"),
                           lambda p: interval(p, "eval") / p.num_update_steps_per_epoch),
+    "first_epoch_end_step": (msg("quantity.first_epoch_end_step"), lambda p: _first_epoch_end(p)),
+    "epoch_in_progress": (msg("quantity.epoch_in_progress"), lambda p: _epoch_in_progress(p)),
+    "last_epoch_percent": (msg("quantity.last_epoch_percent"), lambda p: _last_epoch_percent(p)),
     "first_lr": (msg("quantity.first_lr"), lambda p: float(p.learning_rates(1, 1)[0])),
     "last_lr": (msg("quantity.last_lr"),
                 lambda p: float(p.learning_rates(p.optimizer_steps, p.optimizer_steps)[0])),
 }
 """name -> (its label, how to read it from a plan)."""
+
+
+def _first_epoch_end(plan: Plan) -> int:
+    """`global_step` when the first epoch ends: what an epoch-end checkpoint folder is named after."""
+    ends = plan.epoch_end_steps(1)
+    if not ends:
+        raise ValueError("the run ends no epoch")
+    return ends[0]
+
+
+def _epoch_in_progress(plan: Plan) -> int:
+    """Which epoch (counted from 1) the run is in when it stops: 3 for `state.epoch` = 2.4, 3 for 3.0."""
+    return max(1, math.ceil(round(plan.final_epoch, 9)))
+
+
+def _last_epoch_percent(plan: Plan) -> int:
+    """How far into that epoch it gets, in whole percent: 40 for 2.4, 100 for an epoch that ends."""
+    fraction = round(plan.final_epoch, 9) - (_epoch_in_progress(plan) - 1)
+    return round(fraction * 100)
 
 
 SETUP_LABELS: dict[str, Message] = {

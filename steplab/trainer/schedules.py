@@ -61,10 +61,10 @@ SCHEDULER_TYPES: tuple[str, ...] = (
 SCHEDULER_NAMES: tuple[str, ...] = (*SCHEDULER_TYPES, "greedy")
 """Every name some profile's `SchedulerType` accepts: the modelled ones and 5.x's metric-driven `greedy`."""
 METRIC_DRIVEN: frozenset[str] = frozenset({"reduce_lr_on_plateau", "greedy"})  # greedy: 5.x's GreedyLR
-PROFILES: tuple[str, ...] = ("hf-5", "hf-4.57", "hf-4.51", "hf-4.46", "lightning-2")
+PROFILES: tuple[str, ...] = ("hf-5", "hf-5.6", "hf-4.57", "hf-4.51", "hf-4.46", "lightning-2")
 
 # The transformers release whose scheduler code each profile runs (Lightning modules use the HF lambdas).
-_RELEASE = {"hf-5": "5", "lightning-2": "5", "hf-4.57": "4.57", "hf-4.51": "4.51", "hf-4.46": "4.46"}
+_RELEASE = {"hf-5": "5", "hf-5.6": "5", "lightning-2": "5", "hf-4.57": "4.57", "hf-4.51": "4.51", "hf-4.46": "4.46"}
 
 # `SchedulerType` members in enum order: the list the "is not a valid SchedulerType" message prints.
 _ENUM_BASE = list(SCHEDULER_TYPES)

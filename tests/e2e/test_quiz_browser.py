@@ -1,7 +1,7 @@
 """The self-check page in a real browser: one question answered right, one wrong, and the feedback each gets.
 
 Runs on the shared app server and Debian's Chromium from tests/e2e/conftest.py. The questions are drawn at random, so the test narrows the draw to
-lesson 10 (choice questions without parameters), reads the prompt on screen, finds it in the bank and
+lesson 11 (choice questions without parameters), reads the prompt on screen, finds it in the bank and
 clicks the option the bank marks right (or wrong). Screenshots go to artifacts/screenshots/.
 """
 
@@ -15,12 +15,14 @@ from playwright.sync_api import Browser, Page, expect
 
 from steplab.i18n import t
 from steplab.teaching import quiz
+from steplab.teaching.lessons import lesson_numbers
+from steplab.teaching.progress import PREFIX, VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = shutil.which("chromium")
 TIMEOUT = 30_000
-LESSON = 10  # every lesson-10 question is a choice question whose texts do not depend on the seed
+LESSON = 11  # every lesson-11 question is a choice question whose texts do not depend on the seed
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not on PATH (apt-get install chromium)")]
@@ -50,7 +52,7 @@ def open_page(browser: Browser, url: str, lang: str, width: int) -> Page:
 def only_lesson(page: Page, lang: str, lesson: int) -> None:
     """Unpick every other lesson in the pills (each click reruns the page)."""
     pills = page.get_by_test_id("stButtonGroup")
-    for number in range(1, 11):
+    for number in lesson_numbers():
         if number != lesson:
             pills.get_by_role("button", name=t(lang, f"quiz.lesson_short.{number}", number=number), exact=True).click()
             idle(page)
@@ -119,7 +121,7 @@ def test_right_then_wrong_in_the_browser(browser: Browser, selfcheck_url: str, l
     shoot(page, f"selfcheck-{lang}-1280.png")
 
     code = page.get_by_test_id("stCode").first.inner_text().strip()
-    assert code.startswith("SL1-")
+    assert code.startswith(f"{PREFIX}{VERSION}-")
     page.close()
 
 

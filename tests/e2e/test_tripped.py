@@ -42,6 +42,13 @@ def test_lesson_use_setup_reaches_the_url(page: Page, app_server: StreamlitServe
     scenario = lesson.scenarios["no_accumulation"]
     plan = make_plan(scenario)
     open_app(page, f"{app_server.url}/lessons?lesson={lesson.id}&lang=en")
+    for block in [block for block in lesson.blocks if block.kind == "predict"]:  # the widget waits for the answers
+        guess = page.get_by_label(t("en", "lesson.your_guess")).last
+        guess.fill(str(lesson.answer(block)))
+        guess.press("Enter")
+        wait_for_app_run(page)
+        page.get_by_role("button", name=t("en", "lesson.check_guess")).last.click()
+        wait_for_app_run(page)
     page.get_by_role("button", name=t("en", "lesson.use_setup")).last.click()
     wait_for_app_run(page)
     shared = query(page)

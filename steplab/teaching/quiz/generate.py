@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from steplab.dataset.catalog import KNOWN_DATASET_ROWS
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import Text, fill
 from steplab.teaching.measurements import measurements
@@ -43,6 +44,10 @@ def _fill(qid: str, text: Text, plan: Plan | None, extra: Mapping[str, Plan],
         if literals and name in literals:
             return literals[name]
         parts = name.split(".")
+        if parts[0] == "rows" and len(parts) == 2:  # a dataset's known row count: {rows.identity}
+            if parts[1] not in KNOWN_DATASET_ROWS:
+                raise QuizError(qid, f"placeholder {{{name}}} does not resolve (no known dataset {parts[1]!r})")
+            return KNOWN_DATASET_ROWS[parts[1]]
         if parts[0] == "measured" and len(parts) == 3:
             record = measurements().get(parts[1])
             if record is None or parts[2] not in record:
