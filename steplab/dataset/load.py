@@ -7,7 +7,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from steplab.dataset.catalog import INFO_FILE, KNOWN_DATASET_ROWS, LLAMAFACTORY_RELEASE, DatasetAttr, dataset_paths, read_info
+from steplab.dataset.catalog import (
+    INFO_FILE,
+    KNOWN_DATASET_ROWS,
+    LLAMAFACTORY_RELEASE,
+    DatasetAttr,
+    dataset_paths,
+    read_info,
+)
 from steplab.dataset.errors import DatasetError
 from steplab.dataset.files import (
     MAX_DISK_FILE_BYTES,
