@@ -1,23 +1,20 @@
-"""Play on /playground for a minute under `serve.py` (the server a visitor meets), in a browser as slow as a phone:
-step k only moves forward, reaches the run's last update, and the session never dies (issue 27, items 1 and 5).
+"""Play on /playground for a minute under `serve.py` (the server a visitor meets), in a browser that hears the server
+late (`slow_browser`): step k only moves forward, reaches the run's last update, and the session never dies
+(issue 27, items 1 and 5); Reset soon after Play does not kill it either.
 
 The run is set to last about a minute at the chosen speed (the seconds per update are typed in), so the expected
 step is the run's last update, reached when Play turns back into Play: a condition a busy-but-working app meets,
-however slowly its ticks come. A MutationObserver in the page records every value the step counter (the slider's
-thumb) and the console's bar take, and any dialog that opens, between Playwright's looks. Any Streamlit error
-dialog ("Cached ForwardMsg MISS"), exception element or console error fails the test.
-
-Chromium's CPU throttling stands in for a phone: a slow browser sends its ticks before it has drawn the last one,
-which is when the step control's stale value came back as a scrub and stepped k back.
+however slowly its ticks come. A MutationObserver in the page records every value the step counter (the slider)
+and the console's bar take, and any dialog that opens, between Playwright's looks. Any Streamlit error dialog
+("Cached ForwardMsg MISS"), exception element or console error fails the test.
 """
 
 from __future__ import annotations
 
 import re
-from urllib.parse import urlparse
 
 import pytest
-from playwright.sync_api import BrowserContext, ConsoleMessage, Page, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 from steplab.i18n import fmt_float, fmt_int
 from steplab.teaching.presets import presets
@@ -25,14 +22,14 @@ from steplab.trainer.plan import make_plan
 from steplab_ui.layout import CONSOLE_CLASS
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
+from .slow_browser import can_hear_late, console_errors, hear_late, sent
 from .streamlit_page import expect_no_exception, open_app, set_size, wait_for_app_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
 
 RUN_SECONDS = 60  # the run lasts about this long at the chosen speed
-PHONE = 4  # Chromium's CPU throttling rate once the page has loaded
+LATE_MS = 1500  # each message from the server reaches the page this late once it has loaded: 3 ticks in flight
 END_TIMEOUT_MS = 6 * RUN_SECONDS * 1000  # a loaded machine's slow ticks still end the run: the clock is the server's
-PROBES = ("/_stcore/health", "/_stcore/host-config")  # Streamlit's frontend tries the page's path as a base first
 
 WATCH = """(consoleClass) => {
     const seen = window.__steplab_seen = {steps: [], bars: [], dialogs: []};
@@ -71,22 +68,6 @@ def course_plan():
     return make_plan(presets()["course_default"].setup())
 
 
-def console_errors(page: Page) -> list[str]:
-    """Every console error and uncaught page error from now on, except the 404s of Streamlit's base-path probe
-    (a page opened at /playground first asks /playground/_stcore/health, then /_stcore/health)."""
-    errors: list[str] = []
-
-    def on_console(message: ConsoleMessage) -> None:
-        url = message.location.get("url", "") if message.location else ""
-        probe = "404" in message.text and urlparse(url).path.endswith(PROBES)
-        if message.type == "error" and not probe:
-            errors.append(f"{message.text} ({url})")
-
-    page.on("console", on_console)
-    page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
-    return errors
-
-
 def seen(page: Page) -> dict[str, list]:
     return page.evaluate("() => window.__steplab_seen")
 
@@ -97,7 +78,9 @@ def play_until_the_end(page: Page, last: int) -> None:
 
 
 def open_playground(context: BrowserContext, url: str, speed: int) -> tuple[Page, list[str]]:
-    """/playground with a run that lasts about `RUN_SECONDS` at `speed`, the observer installed, the CPU slowed."""
+    """/playground with a run that lasts about `RUN_SECONDS` at `speed`, the observer installed, the server heard
+    late."""
+    can_hear_late(context)
     page = context.new_page()
     errors = console_errors(page)
     set_size(page, 1280)
@@ -110,7 +93,7 @@ def open_playground(context: BrowserContext, url: str, speed: int) -> tuple[Page
     page.get_by_role("radio", name=f"{speed}×").or_(page.get_by_role("button", name=f"{speed}×", exact=True)).first.click()
     wait_for_app_run(page)
     page.evaluate(WATCH, CONSOLE_CLASS)
-    page.context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": PHONE})
+    hear_late(page, LATE_MS)
     return page, errors
 
 
@@ -164,3 +147,29 @@ def test_play_a_minute_at_10x_with_a_pause(context: BrowserContext, app_server: 
     assert held < last and seen(page)["bars"][-1] == held, seen(page)
     play_until_the_end(page, last)
     expect_forward_to(page, errors, last)
+
+
+def test_reset_soon_after_play(context: BrowserContext, app_server: StreamlitServer) -> None:
+    """Reset, Play, and Reset again while the first tick is on its way: update 1's figure comes back within two
+    runs of being drawn, and the tick in flight finishes before the answer comes. Streamlit's message cache sent
+    it as a reference to what the browser had just dropped ("Cached ForwardMsg MISS": 2 of 3 tries with the cache
+    on; the browser hears the server late, so the tick is surely in flight when Reset is clicked)."""
+    page, errors = open_playground(context, app_server.url, 1)
+    page.get_by_role("button", name="Reset", exact=True).click()
+    wait_for_app_run(page)
+    page.get_by_role("button", name="Play").click()
+    expect(page.get_by_role("button", name="Pause")).to_be_visible()  # Play's run is drawn: the ticks begin
+    before = sent(page)
+    page.wait_for_function(f"() => window.__steplab_sent > {before}", timeout=END_TIMEOUT_MS)  # a tick went out
+    page.get_by_role("button", name="Reset", exact=True).click()
+    page.wait_for_function("() => window.__steplab_broken() || [...document.querySelectorAll('button')]"
+                           ".some((button) => button.innerText.split('\\n').includes('Play'))",
+                           timeout=END_TIMEOUT_MS, polling=500)
+    assert not seen(page)["dialogs"], seen(page)["dialogs"]
+    wait_for_app_run(page)
+    record = seen(page)
+    assert not record["dialogs"], record["dialogs"]
+    assert not errors, errors
+    assert record["bars"][-1] == 1 and record["steps"][-1] == 1, record
+    expect(page.get_by_test_id("stMain").get_by_role("spinbutton", name="Update k (exact)")).to_have_value("1")
+    expect_no_exception(page)
