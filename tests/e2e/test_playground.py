@@ -188,3 +188,35 @@ def test_one_screen_and_every_word_in_the_figures_in_both_themes(context: Browse
             page.screenshot(path=screenshot_dir / f"playground-{lang}-{width}-{theme}.png", full_page=True,
                             animations="disabled")
     expect_no_exception(page)
+
+
+LABEL_BOXES = """() => {
+    // the boxes of the curve's words: "k = …" and the upright "max_steps = …"
+    const texts = [...document.querySelectorAll(".st-key-pg_schedule text")];
+    const box = (prefix) => {
+        const text = texts.find((element) => element.textContent.startsWith(prefix));
+        if (!text) return null;
+        const r = text.getBoundingClientRect();
+        return {left: r.left, right: r.right, top: r.top, bottom: r.bottom};
+    };
+    return {k: box("k = "), horizon: box("max_steps = ")};
+}"""
+
+
+@pytest.mark.parametrize("lang, step, presenter", [("en", 75, False), ("zh", 72, False), ("en", 75, True)])
+def test_the_k_label_stays_clear_of_the_max_steps_label(context: BrowserContext, app_server: StreamlitServer,
+                                                        lang: str, step: int, presenter: bool) -> None:
+    """At the last update of a 75-update run, or just before it, "k = …" and the upright "max_steps = 75" on the
+    learning-rate curve do not cover each other (they did: issue 27, item 14), also on a projector."""
+    page = context.new_page()
+    set_size(page, 1920 if presenter else 1280, 1080 if presenter else HEIGHT)
+    query = f"max_steps=75&step={step}" + ("&lang=en" if lang == "en" else "") + ("&presenter=1" if presenter else "")
+    open_app(page, f"{app_server.url}/playground?{query}")
+    expect(page.locator(".st-key-pg_schedule text", has_text=f"k = {step}")).to_have_count(1, timeout=SLOW)
+    boxes = page.evaluate(LABEL_BOXES)
+    k, horizon = boxes["k"], boxes["horizon"]
+    assert k and horizon, boxes
+    apart = k["right"] <= horizon["left"] or horizon["right"] <= k["left"] or k["bottom"] <= horizon["top"] \
+        or horizon["bottom"] <= k["top"]
+    assert apart, boxes
+    expect_no_exception(page)
