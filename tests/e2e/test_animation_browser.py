@@ -220,6 +220,33 @@ def test_presenter_mode_fills_a_projector(browser: Browser, server_url: str, scr
         page.context.close()
 
 
+SLIDER_AND_CAPTION = """() => {
+    const box = (element) => element && element.getBoundingClientRect();
+    const slider = document.querySelector("[data-testid='stMain'] [data-testid='stSlider']");
+    const caption = [...document.querySelectorAll("[data-testid='stMain'] [data-testid='stCaptionContainer']")]
+        .find((element) => /Frame \\d+ of|动画第/.test(element.innerText));
+    const ticks = box(slider.querySelector("[data-testid='stSliderTickBar']"));
+    return {ticks: ticks && {top: ticks.top, bottom: ticks.bottom}, caption: box(caption).top};
+}"""
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_presenter_slider_numbers_stay_off_the_frame_caption(browser: Browser, server_url: str, lang: str):
+    """At 1920 × 1080 in presenter view, the scrubber's min and max (shown under the track while the pointer is on
+    it, in projector-sized words) stand clear above the frame caption (they covered it: issue 27, item 14)."""
+    query = "presenter=1&frame=8" + ("&lang=en" if lang == "en" else "")
+    page = open_animation(browser, f"{server_url}/animation?{query}", width=1920, height=1080)
+    try:
+        wait_for_app_run(page, timeout=SLOW)
+        page.get_by_test_id("stMain").get_by_test_id("stSlider").get_by_role("group").hover()
+        expect(page.get_by_test_id("stMain").get_by_test_id("stSliderTickBar")).to_be_visible(timeout=SLOW)
+        boxes = page.evaluate(SLIDER_AND_CAPTION)
+        assert boxes["ticks"] and boxes["ticks"]["bottom"] <= boxes["caption"], boxes
+        expect_no_exception(page)
+    finally:
+        page.context.close()
+
+
 def test_the_html_download_is_a_standalone_animation(browser: Browser, server_url: str, tmp_path: Path):
     page = open_animation(browser, server_url + "/animation?lang=en")
     try:
