@@ -5,10 +5,16 @@ beside the strip); at 420 px they stack in that order, and the console comes las
 
 The operands of the worked arithmetic are the shared setup (editing one changes the sidebar and the URL). One
 step control (slider plus exact input, `?step=`) marks update k on the bucket, the timeline and the LR curve, and
-takes the console there (a scrub or a deep link shows the lines printed by update k; Play goes on from k; Reset
-goes back to the start). Everything that shows step k is one fragment (`linked`) that ticks while Play runs the
-simulated console (`steplab.teaching.run_log`): step k follows the run on every view, tick by tick, and Pause
-leaves it where the run stopped.
+the console shows the lines printed up to update k, its bar at k of the run's updates (what the Trainer's tqdm bar
+shows once update k is done; a fresh page, `?step=1` and Reset all stand at update 1). Everything that shows step
+k is one fragment (`linked`) that ticks while Play runs the simulated console (`steplab.teaching.run_log`): step k
+follows the run on every view, tick by tick, only forward, and Pause leaves it where the run stopped.
+
+While the run plays, the step control shows k but does not take it (drawn disabled, under keys of its own): the
+browser sends the control's value back with every tick, and that value can be a tick or two old (the browser had
+not drawn the newest one yet). Taken as a scrub it would step k back, and a figure drawn a few ticks earlier would
+come again while ticks are in flight, which Streamlit's message cache cannot take ("Cached ForwardMsg MISS"). Pause,
+then pick an update.
 """
 
 import time
@@ -23,7 +29,8 @@ from steplab_ui import playground_view as view
 from steplab_ui.page import page
 
 STEP = "_pg_step"  # the one step k (slider and exact input copy into it)
-SLIDER, EXACT = "pg_step_slider", "pg_step_exact"
+SLIDER, EXACT = "pg_step_slider", "pg_step_exact"  # the step control while paused: it takes k
+SHOWN = {SLIDER: "pg_step_slider_playing", EXACT: "pg_step_exact_playing"}  # while playing: it only shows k
 SECONDS, SPEED, MEASURED = "pg_seconds", "pg_speed", "_pg_measured"
 PLAYING, POSITION, LAST_TICK = "pg_playing", "_pg_run_position", "_pg_last_tick"
 SETUP_EDITED = "_pg_setup_edited"  # an operand changed the shared setup inside the fragment: rerun the page
@@ -50,15 +57,15 @@ def url_step(lang: str, steps: int) -> int:
 
 
 def _copy(source: str) -> None:
-    """Step k was scrubbed: the console goes there too (and a playing run goes on from there)."""
+    """Step k was picked (paused: the control takes no value while the run plays): the console goes there too."""
     st.session_state[STEP] = int(st.session_state[source])
     st.session_state[POSITION] = float(st.session_state[STEP])
-    st.session_state[LAST_TICK] = time.monotonic()
 
 
 def _play(steps: int) -> None:
-    if float(st.session_state.get(POSITION, 0.0)) >= steps:
-        st.session_state[POSITION] = 0.0  # Play at the end runs it again from the start
+    if float(st.session_state.get(POSITION, 1.0)) >= steps:
+        st.session_state[POSITION] = 1.0  # Play at the end runs it again from the start
+        st.session_state[STEP] = 1
     st.session_state[PLAYING] = True
     st.session_state[LAST_TICK] = time.monotonic()
 
@@ -70,48 +77,55 @@ def _pause() -> None:
 def _forward(steps: int) -> None:
     """One update further in the console, and step k follows."""
     st.session_state[PLAYING] = False
-    position = min(int(st.session_state.get(POSITION, 0)) + 1, steps)
+    position = min(int(st.session_state.get(POSITION, 1.0)) + 1, steps)
     st.session_state[POSITION] = float(position)
-    st.session_state[STEP] = max(position, 1)
+    st.session_state[STEP] = position
 
 
 def _reset() -> None:
     st.session_state[PLAYING] = False
-    st.session_state[POSITION] = 0.0
+    st.session_state[POSITION] = 1.0
     st.session_state[STEP] = 1
 
 
-def step_control(lang: str, steps: int) -> int:
-    """The one step control: a slider and an exact input that both set `STEP`; the URL keeps it."""
+def step_control(lang: str, steps: int, playing: bool) -> int:
+    """The one step control: a slider and an exact input that both set `STEP`; the URL keeps it. While the run
+    plays they show k, disabled and under keys of their own, so that no value the browser sends back is taken
+    for a pick (see the module's docstring)."""
     if STEP not in st.session_state:
-        st.session_state[STEP] = url_step(lang, steps)
-        if "step" in st.query_params:  # a deep link opens the console at its step too
-            st.session_state[POSITION] = float(st.session_state[STEP])
+        st.session_state[STEP] = url_step(lang, steps)  # a fresh page stands at update 1, a deep link at its step
+        st.session_state[POSITION] = float(st.session_state[STEP])  # and the console with it
     k = min(max(int(st.session_state[STEP]), 1), steps)
-    st.session_state[STEP] = st.session_state[SLIDER] = st.session_state[EXACT] = k
+    position = float(st.session_state.get(POSITION, k))
+    st.session_state[POSITION] = min(max(position, 1.0), float(steps))  # a shorter run after a setup change
+    slider, exact = (SHOWN[SLIDER], SHOWN[EXACT]) if playing else (SLIDER, EXACT)
+    st.session_state[STEP] = st.session_state[slider] = st.session_state[exact] = k
+
+    def taking(key: str) -> dict:
+        return {} if playing else {"on_change": _copy, "args": (key,)}
+
     with st.container(horizontal=True, vertical_alignment="bottom", key="pg_step_row"):
         if steps > 1:
-            st.slider(t(lang, "playground.step"), min_value=1, max_value=steps, key=SLIDER, on_change=_copy,
-                      args=(SLIDER,), help=t(lang, "playground.step_help"), width="stretch")
-        st.number_input(t(lang, "playground.step_exact"), min_value=1, max_value=steps, step=1, key=EXACT,
-                        on_change=_copy, args=(EXACT,), width=160)
+            st.slider(t(lang, "playground.step"), min_value=1, max_value=steps, key=slider, width="stretch",
+                      help=t(lang, "playground.step_help"), disabled=playing, **taking(slider))
+        st.number_input(t(lang, "playground.step_exact"), min_value=1, max_value=steps, step=1, key=exact,
+                        width=160, disabled=playing, **taking(exact))
     if st.query_params.get("step") != str(k):
         st.query_params["step"] = str(k)
     return k
 
 
 def advance(steps: int, seconds: float) -> None:
-    """A tick of a playing run: the console's position moves by the time since the last tick at the chosen speed
-    (at least one update per tick at the start), and step k follows it; at the end the run stops at the last
-    update."""
+    """A tick of a playing run: the console's position moves on by the time since the last tick at the chosen
+    speed, and step k follows it; at the end the run stops at the last update. Only forward: nothing the browser
+    sends moves it back."""
     if not st.session_state.get(PLAYING):
         return
     now = time.monotonic()
     speed = st.session_state.get(SPEED) or 10
-    position = float(st.session_state.get(POSITION, 0.0))
-    position += (now - st.session_state.get(LAST_TICK, now)) * speed / seconds
+    position = float(st.session_state.get(POSITION, 1.0))
+    position += max(now - st.session_state.get(LAST_TICK, now), 0.0) * speed / seconds
     st.session_state[LAST_TICK] = now
-    position = max(position, float(int(position) + (1 if position < 1 else 0)))
     if position >= steps:
         position = float(steps)
         st.session_state[PLAYING] = False
@@ -150,7 +164,7 @@ def console(plan, lang: str, playing: bool, seconds: float, name: str, measured:
     st.caption(t(lang, "playground.seconds_source", seconds=figure["seconds"], steps=figure["steps"],
                  batch=figure["per_device_train_batch_size"], accumulation=figure["gradient_accumulation_steps"],
                  per_step=fmt_float(measured, 2)))
-    done = int(float(st.session_state.get(POSITION, 0.0)))
+    done = int(float(st.session_state.get(POSITION, 1.0)))
     layout.console_text(RunLog(plan, seconds).screen(done, tail=TAIL))
     st.caption(t(lang, "playground.illustrative", release=plan.profile.matched))
 
@@ -198,7 +212,7 @@ def linked(plan, lang: str, presenter: bool) -> None:  # noqa: ANN001 - a Plan
         advance(plan.optimizer_steps, seconds)
         if playing and not st.session_state.get(PLAYING):
             st.rerun(scope="app")  # the run ended on this tick: stop the ticks, draw its last update
-        k = step_control(lang, plan.optimizer_steps)
+        k = step_control(lang, plan.optimizer_steps, playing)
         views(plan, k, lang, presenter)
         st.subheader(t(lang, "playground.run"))
         if transformers:

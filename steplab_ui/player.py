@@ -6,7 +6,9 @@ callback or on a fragment run, and stores the result. Time is passed in (seconds
 
 While playing, a tick can be requested before the browser has drawn the previous one, so the slider value
 it sends may be a frame the server has already passed. Such an echo of a frame drawn a moment ago is not
-a scrub (`Player.scrub`): it neither moves the animation back nor pauses it.
+a scrub (`Player.scrub`): it neither moves the animation back nor pauses it. The frame a tick moves on from
+counts as drawn a moment ago too: on the first tick after Play it was drawn by Play's own run, and a slow
+browser sent it back and paused the animation at once (issue 27: "the first Play does nothing").
 """
 
 from __future__ import annotations
@@ -115,10 +117,12 @@ class Player:
         # a second tick right after one (the browser's timer can fire twice) does not skip a frame
         if not self.playing or self.hold or now - self.last_tick < DOUBLE_TICK * (self.interval or 0):
             return replace(self, position=current, hold=False)
-        current = min(current + 1, count)
-        recent = tuple((shown, when) for shown, when in self.echoes if now - when < ECHO_SECONDS)
+        previous, current = current, min(current + 1, count)
+        recent = tuple((shown, when) for shown, when in self.echoes
+                       if now - when < ECHO_SECONDS and shown != previous)
+        # the frame on screen until now is an echo too: the first tick's predecessor was drawn by Play's own run
         return replace(self, position=current, playing=current < count, hold=False, last_tick=now,
-                       echoes=(*recent[-ECHOES_KEPT:], (current, now)))
+                       echoes=(*recent[-ECHOES_KEPT:], (previous, now), (current, now)))
 
 
 def url_frame_ok(raw: str | None, count: int) -> bool:

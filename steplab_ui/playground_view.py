@@ -212,6 +212,23 @@ def _curve_label_height(plan: Plan, step: int, right: float, top: float) -> floa
     return 0.86 if 1 - max(heights) >= min(heights) else 0.12
 
 
+HORIZON_NEAR = 0.1  # the share of the curve's x range within which "k = …" would run into "max_steps = …"
+THEME_FONT = 14  # px: the words of a figure without a size of its own (Streamlit's theme), at most
+
+
+def _beside_horizon(plan: Plan, step: int, label: dict, annotations: list[dict], right: float,
+                    font: float) -> tuple[dict, list[dict]]:
+    """The curve's "k = …" label and the other annotations, kept apart when the mark stands at or just before the
+    horizon: the upright "max_steps = …" label (left of its line, `schedule_chart.HORIZON_LABEL_GAP` away, over
+    most of the curve's height) goes left of the mark instead, and "k = …" left of it."""
+    horizon = plan.max_steps
+    if label["xanchor"] != "right" or not 0 <= horizon - step <= HORIZON_NEAR * right:
+        return label, annotations
+    upright = 1.5 * font  # the upright label's width on screen: its line height
+    moved = [{**note, "x": step} if note.get("name") == "horizon_label" else note for note in annotations]
+    return {**label, "x": step, "xshift": -(schedule_chart.HORIZON_LABEL_GAP + upright + 4)}, moved
+
+
 @lru_cache(maxsize=64)
 def _timeline_base(plan: Plan, lang: str, presenter: bool) -> dict:
     spec = charts.timeline(plan, lang, presenter).to_dict()  # the calculator's frozen spec: never change it
@@ -252,7 +269,9 @@ def schedule_figure(plan: Plan, step: int, lang: str, presenter: bool) -> go.Fig
              "marker": {"size": 14 if presenter else 11, "color": COLOURS["update"], "line": {"width": 2}},
              "hovertemplate": t(lang, "playground.point_hover") + "<extra></extra>"}
     right, top = _x_right(base["layout"]), float(base["layout"]["yaxis"]["range"][1])
-    label = _mark_label(step, _curve_label_height(plan, step, right, top), right)
+    label, notes = _beside_horizon(plan, step, _mark_label(step, _curve_label_height(plan, step, right, top), right),
+                                   list(base["layout"].get("annotations", ())), right,
+                                   base["layout"].get("font", {}).get("size", THEME_FONT))
     layout = {**base["layout"], "shapes": [*base["layout"].get("shapes", ()), _mark(step)],
-              "annotations": [*base["layout"].get("annotations", ()), label]}
+              "annotations": [*notes, label]}
     return frozen({"data": [*base["data"], point], "layout": layout})

@@ -137,7 +137,9 @@ MAIN button p, MAIN button span {font-size: TEXT_PXpx !important; font-weight: 7
 MAIN input, MAIN [data-baseweb='select'] div, MAIN [data-baseweb='select'] span
   {font-size: TEXT_PXpx !important;}
 MAIN [data-baseweb='input'], MAIN [data-baseweb='select'] > div {min-height: 3.25rem !important;}
-MAIN [data-testid='stSlider'] [role='group'] {padding-top: 0.9rem !important;}
+/* the min and max under the track (shown on hover, in TEXT_PX) hang below the slider's box: room for them, clear of
+   whatever comes next (the animation's frame caption) */
+MAIN [data-testid='stSlider'] [role='group'] {padding-top: 0.9rem !important; margin-bottom: 1.6rem !important;}
 MAIN [data-testid='stSlider'] [role='group'] > div {height: 3.5rem !important;}
 MAIN [data-testid='stSlider'] [role='group'] > div > div:first-child {height: 0.6rem !important; border-radius: 0.3rem !important;}
 MAIN [data-testid='stSlider'] [role='group'] > div > div:has(input[type='range'])

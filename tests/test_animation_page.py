@@ -98,13 +98,16 @@ def test_update_back_reset_and_skip_buttons():
     assert counters(at)["Micro-batch"] == "16 / 1,200"
     click(at, "anim_back")
     assert counters(at)["Micro-batch"] == "15 / 1,200" and counters(at)["Bucket"] == "7 / 8"
-    click(at, "anim_skip_epoch_end")
+    click(at, "anim_skip_epoch_end")  # lands on the first epoch's last micro-batch, update 50
     position = timeline.target("epoch_end")
     assert counters(at) == expected_counters(timeline, position)
+    assert (counters(at)["Micro-batch"], counters(at)["Updates"]) == ("400 / 1,200", "50 / 150")
+    lead_up = max(p for p in range(position) if timeline.gaps[p])  # where the window skipped ahead to
+    for _ in range(position - lead_up):  # back through the frames that lead up to the epoch's end
+        click(at, "anim_back")
     assert any("Skipped 360 micro-batches and 45 updates" in m.value for m in at.markdown)
-    click(at, "anim_skip_last_update")
+    click(at, "anim_skip_last_update")  # lands on the last update itself
     assert counters(at) == expected_counters(timeline, timeline.target("last_update"))
-    click(at, "anim_update")
     assert counters(at)["Updates"] == "150 / 150" and at.button(key="anim_update").disabled
     click(at, "anim_reset")
     assert counters(at)["Micro-batch"] == "1 / 1,200" and at.slider(key="frame").value == 1

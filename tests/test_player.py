@@ -129,15 +129,25 @@ def test_skips_point_past_the_first_frame(course):
     assert set(skips) == {"epoch_end", "last_update"}
     assert skips["epoch_end"] == course.target("epoch_end") + 1
     last = Player().go_to(skips["last_update"], len(course.frames))
-    assert course.frames[last.position - 1].updates == course.total_steps - 1  # the last update starts filling
-    assert course.frames[last.next_update(course).position - 1].step == course.total_steps
+    assert course.frames[last.position - 1].step == course.total_steps  # on the last update itself, not before it
+    end = Player().go_to(skips["epoch_end"], len(course.frames))
+    assert course.frames[end.position - 1].epoch_end and course.frames[end.position - 1].epoch == 0
 
 
 def test_a_tick_advances_one_frame_and_records_the_echo():
     player = Player(position=5, playing=True, speed=1.0)
     ticked = player.tick(49, now=100.0)
     assert ticked.position == 6 and ticked.playing and not ticked.hold
-    assert ticked.last_tick == 100.0 and ticked.echoes == ((6, 100.0),)
+    assert ticked.last_tick == 100.0 and ticked.echoes == ((5, 100.0), (6, 100.0))  # on screen until now, and new
+
+
+def test_the_frame_play_started_from_echoes_on_the_first_tick():
+    """Play's own run drew frame 1 (not a tick); the first tick draws 2, and a slow browser sends 1 back with the
+    next one: that is not a scrub (it paused the animation at once: "the first Play does nothing")."""
+    player = Player(position=1).toggle_play(49).tick(49, now=100.0)  # Play's run: held
+    player = player.tick(49, now=101.0)
+    assert player.position == 2 and player.playing
+    assert player.scrub(1, 49, now=101.5) == player
 
 
 def test_ticks_advance_by_speed_and_time():
@@ -181,7 +191,7 @@ def test_a_stale_slider_value_is_an_echo_not_a_scrub():
     player = Player(position=5, playing=True).tick(49, now=100.0).tick(49, now=101.0)  # drew 6, then 7
     assert player.position == 7
     assert player.is_echo(6, now=101.5) and player.scrub(6, 49, now=101.5) == player  # no jump back, no pause
-    late = player.scrub(6, 49, now=100.0 + ECHO_SECONDS)
+    late = player.scrub(6, 49, now=101.0 + ECHO_SECONDS)  # 6 was on screen until 7 was drawn
     assert late.position == 6 and not late.playing  # too old to be an echo: a scrub
     scrubbed = player.scrub(30, 49, now=101.5)
     assert scrubbed.position == 30 and not scrubbed.playing and scrubbed.hold
@@ -193,9 +203,9 @@ def test_old_echoes_are_forgotten():
     for _ in range(20):
         now += 0.5
         player = player.tick(49, now)
-    assert len(player.echoes) == 9 and player.echoes[-1] == (21, now)
+    assert len(player.echoes) == 10 and player.echoes[-2:] == ((20, now), (21, now))
     later = player.tick(49, now + ECHO_SECONDS + 1)
-    assert later.echoes == ((22, now + ECHO_SECONDS + 1),)
+    assert later.echoes == ((21, now + ECHO_SECONDS + 1), (22, now + ECHO_SECONDS + 1))
 
 
 def test_a_shorter_run_clamps_the_position(course, small):

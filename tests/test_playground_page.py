@@ -85,7 +85,7 @@ def test_step_forward_prints_the_engines_lines():
     at = run(PAGE, lang="en")
     plan = course_plan()
     seconds = measured_seconds_per_step(4, 8, measurements())[1]
-    for _ in range(5):
+    for _ in range(4):  # a fresh page stands at update 1, its console too
         at.button(key="pg_forward").click().run()
     assert not at.exception
     expected = RunLog(plan, round(seconds, 3)).screen(5, tail=30)
@@ -93,7 +93,7 @@ def test_step_forward_prints_the_engines_lines():
     assert "{'loss'" in expected.splitlines()[-2]  # logging_steps 5: the line at update 5, then the bar
     assert facts(at).startswith("**Update 5**")  # step k followed the console
     at.button(key="pg_reset").click().run()
-    assert consoles(at)[0] == RunLog(plan, round(seconds, 3)).screen(0, tail=30)
+    assert consoles(at)[0] == RunLog(plan, round(seconds, 3)).screen(1, tail=30)
 
 
 def test_play_runs_the_console_and_pause_moves_step_k():
@@ -106,12 +106,58 @@ def test_play_runs_the_console_and_pause_moves_step_k():
     done = int(re.search(r"\| (\d+)/150 ", bar).group(1))
     assert done >= 1
     assert consoles(at)[0] == RunLog(plan, 0.001).screen(done, tail=30)
-    # still playing or just ended: step k is the run's position on every view, not only after Pause
-    assert at.number_input(key=STEP_INPUT).value == max(done, 1) == at.slider(key="pg_step_slider").value
+    # still playing or just ended: step k is the run's position on every view, not only after Pause (while it
+    # plays, the step control shows k under keys of its own, disabled)
+    keys = ("pg_step_exact_playing", "pg_step_slider_playing") if at.session_state["pg_playing"] else (
+        STEP_INPUT, "pg_step_slider")
+    assert at.number_input(key=keys[0]).value == max(done, 1) == at.slider(key=keys[1]).value
+    if at.session_state["pg_playing"]:
+        assert at.number_input(key=keys[0]).disabled and at.slider(key=keys[1]).disabled
     assert facts(at).startswith(f"**Update {max(done, 1)}**")
     if at.session_state["pg_playing"]:
         at.button(key="pg_pause").click().run()
     assert facts(at).startswith(f"**Update {max(done, 1)}") or facts(at).startswith("**Update 150**")
+
+
+def step_slider(at):
+    """The step control's slider as drawn (while the run plays it is drawn under a key of its own)."""
+    return next(slider for slider in at.slider if slider.label == catalogue("en")["playground.step"])
+
+
+def browser_sends(widget, value) -> None:
+    """What the browser sends back for a control on the next run, whether a person could change it or not (a
+    disabled control's value goes back with every run too; AppTest's `set_value` refuses a disabled one)."""
+    widget._value = value
+
+
+def test_a_stale_step_value_from_the_browser_never_moves_k_back():
+    """The browser sends the step control's value back with every tick, and a slow one sends a value a few ticks
+    old: while the run plays (and with the Pause click), that is not a pick, k stays where the run is."""
+    at = run(PAGE, lang="en", step="40")
+    at.number_input(key="pg_seconds").set_value(1000.0).run()  # the run barely moves: k stays at 40
+    at.button(key="pg_play").click().run()
+    assert at.session_state["pg_playing"] and facts(at).startswith("**Update 40**")
+    browser_sends(step_slider(at), 3)  # a tick carrying what the browser showed before
+    at.run()
+    assert facts(at).startswith("**Update 40**") and at.session_state["pg_playing"]
+    at.button(key="pg_pause").click()
+    browser_sends(step_slider(at), 3)  # the Pause click carries it too
+    at.run()
+    assert facts(at).startswith("**Update 40**") and not at.session_state["pg_playing"]
+    step_slider(at).set_value(3).run()  # paused, the control takes a pick again
+    assert facts(at).startswith("**Update 3**")
+
+
+def test_a_fresh_page_and_step_1_agree_with_the_trainers_bar():
+    """Update k's views and the console's bar say the same update: the bar shows k done, as the Trainer's tqdm
+    bar does once update k is done, on a fresh page as with ?step=1 and after Reset."""
+    fresh, linked = run(PAGE, lang="en"), run(PAGE, lang="en", step="1")
+    assert consoles(fresh) == consoles(linked)
+    assert "| 1/150 [" in consoles(fresh)[0].splitlines()[-1]
+    assert facts(fresh) == facts(linked) and facts(fresh).startswith("**Update 1**")
+    fresh.button(key="pg_forward").click().run()
+    fresh.button(key="pg_reset").click().run()
+    assert consoles(fresh) == consoles(linked)
 
 
 def test_lightning_has_no_trainer_console_but_a_sentence():
@@ -153,8 +199,9 @@ def test_a_million_updates_open_at_the_last_one():
     at.button(key="pg_forward").click().run()  # nothing after the last update
     assert facts(at).startswith("**Update 1,000,000**")
     at.button(key="pg_reset").click().run()
-    at.button(key="pg_forward").click().run()
     assert "1/1000000 [" in consoles(at)[0].splitlines()[-1]
+    at.button(key="pg_forward").click().run()
+    assert "2/1000000 [" in consoles(at)[0].splitlines()[-1]
 
 
 def test_the_console_follows_step_k():
@@ -170,7 +217,7 @@ def test_the_console_follows_step_k():
     assert consoles(at)[0] == RunLog(plan, seconds).screen(61, tail=30)
     at.button(key="pg_reset").click().run()
     assert facts(at).startswith("**Update 1**") and at.query_params["step"] == "1"
-    assert consoles(at)[0] == RunLog(plan, seconds).screen(0, tail=30)
+    assert consoles(at)[0] == RunLog(plan, seconds).screen(1, tail=30)
 
 
 def test_play_at_the_end_runs_again_from_the_start():

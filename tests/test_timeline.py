@@ -188,9 +188,15 @@ def test_course_setup_window():
     assert first[-1].lr == pytest.approx(5e-5)
     epoch_end = timeline.target("epoch_end")
     last = timeline.target("last_update")
-    assert timeline.frames[epoch_end].index == 384 and timeline.gaps[epoch_end].micro_batches == 360
-    assert timeline.gaps[epoch_end].updates == 45
-    assert timeline.frames[last].index == 1192 and timeline.frames[-1].step == 150
+    # a skip lands on the moment itself: the first epoch's last micro-batch (update 50), the last update (150)
+    assert (timeline.frames[epoch_end].index, timeline.frames[epoch_end].step) == (399, 50)
+    assert timeline.frames[epoch_end].epoch_end
+    assert (timeline.frames[last].index, timeline.frames[last].step) == (1199, 150) and last == len(timeline.frames) - 1
+    # the window's part before each leads up to it: 360 micro-batches (45 updates) skipped before the epoch's end
+    lead_up = max(position for position in range(epoch_end) if timeline.gaps[position])
+    assert timeline.frames[lead_up].index == 384 and timeline.gaps[lead_up].micro_batches == 360
+    assert timeline.gaps[lead_up].updates == 45
+    assert timeline.frames[max(p for p in range(last) if timeline.gaps[p])].index == 1192
     end_of_epoch = next(f for f in timeline.frames if f.epoch_end)
     assert (end_of_epoch.index, end_of_epoch.step, end_of_epoch.samples_seen) == (399, 50, 1600)
     assert timeline.next_step_position(0) == 7

@@ -9,6 +9,7 @@ through a bounded window: the first updates, the end of the first epoch, the las
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -67,7 +68,7 @@ class Timeline:
     plan: Plan
     frames: tuple[Frame, ...]  # the window, in run order
     gaps: tuple[Gap | None, ...]  # per window position: what was skipped just before it
-    targets: tuple[tuple[str, int], ...]  # ("epoch_end" | "last_update", window position)
+    targets: tuple[tuple[str, int], ...]  # ("epoch_end" | "last_update", window position of that moment)
     total_frames: int  # micro-batch rounds in the whole run
     total_steps: int  # optimizer steps in the whole run
 
@@ -330,7 +331,8 @@ def _chapters(walk: _Run) -> list[tuple[str, int, int]]:
 
 
 def _window(walk: _Run) -> tuple[list[int], list[tuple[str, int]]]:
-    """The run indices shown and where each part starts."""
+    """The run indices shown, and where the moment each part leads to stands: the first epoch's last micro-batch,
+    the micro-batch that closes the last update (a skip lands on it; the part's start is a few frames back)."""
     parts = _chapters(walk)
     if walk.total_frames <= WHOLE_RUN:
         shown = list(range(walk.total_frames))
@@ -340,8 +342,13 @@ def _window(walk: _Run) -> tuple[list[int], list[tuple[str, int]]]:
             for low, high in _cut(first, last):
                 chosen.update(range(low, high + 1))
         shown = sorted(chosen)
-    starts = {index: position for position, index in enumerate(shown)}
-    targets = [(name, starts[first]) for name, first, _ in parts if name != "start"]
+    moments = {"epoch_end": walk.epoch_end_frame(0),
+               "last_update": walk.step_frame(walk.total_steps) if walk.total_steps else None}
+    targets = []
+    for name, first, _ in parts:
+        moment = moments.get(name)
+        if moment is not None:  # the moment, or the nearest frame before it that a cut part kept
+            targets.append((name, bisect.bisect_right(shown, max(moment, first)) - 1))
     return shown, targets
 
 

@@ -15,11 +15,13 @@ from playwright.sync_api import Browser, Page, expect
 from steplab.i18n import t
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
+from .slow_browser import can_hear_late, console_errors, hear_late
 from .streamlit_page import expect_no_exception, lowest_figure_contrast, open_app, wait_for_app_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
 
 SLOW = 90_000  # this machine is shared: first paints can take long
+LATE_MS = 1500  # a browser that hears the server this late (`slow_browser`): its ticks carry the frame before
 POSITION = re.compile(r"(?:Frame|动画第) (\d+) (?:of|/) \d+")
 
 
@@ -102,6 +104,51 @@ def test_play_advances_then_step_adds_exactly_one_micro_batch(browser: Browser, 
         page.context.close()
 
 
+PLAYED_OR_STOPPED = """(least) => {
+    // the frame shown, and whether Play turned back into Play after Pause had shown (the animation stopped)
+    const caption = [...document.querySelectorAll("[data-testid='stCaptionContainer']")]
+        .map((element) => element.innerText).find((text) => /Frame \\d+ of/.test(text));
+    const frame = caption ? Number(caption.match(/Frame (\\d+) of/)[1]) : 0;
+    const lines = [...document.querySelectorAll("[data-testid='stMain'] button")]
+        .flatMap((button) => button.innerText.split("\\n").map((line) => line.trim()));  // icon, label, shortcut
+    if (lines.includes("Pause")) window.__steplab_played = true;
+    const stopped = window.__steplab_played && lines.includes("Play");
+    return frame >= least || stopped;
+}"""
+
+
+def test_first_play_on_a_slow_browser_plays_and_the_last_update_skip_lands_on_it(browser: Browser, server_url: str):
+    """On a browser that hears the server late (a phone on a slow network), the first ticks carry back the frame
+    Play started from: Play goes on anyway (it used to pause there at once: "the first Play does nothing").
+    "Skip to the last update" shows the last update, 150 / 150 (it used to stop a group short, at 149)."""
+    from steplab.teaching.presets import presets
+    from steplab.trainer.plan import make_plan
+
+    steps = make_plan(presets()["course_default"].setup()).optimizer_steps
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    can_hear_late(context)
+    page = context.new_page()
+    errors = console_errors(page)
+    try:
+        open_app(page, server_url + "/animation?lang=en")
+        expect(page.get_by_test_id("stPlotlyChart").first.locator(".main-svg").first).to_be_visible(timeout=SLOW)
+        wait_for_app_run(page, timeout=SLOW)
+        hear_late(page, LATE_MS)
+        page.get_by_role("button", name=re.compile(r"^Play")).click()
+        page.wait_for_function(PLAYED_OR_STOPPED, arg=4, timeout=SLOW, polling=200)
+        assert position(page) >= 4, "the first Play stopped before it got going"
+        assert page.get_by_role("button", name=re.compile(r"^Pause")).is_visible()
+        page.get_by_role("button", name=re.compile(r"^Pause")).click()
+        expect(page.get_by_role("button", name=re.compile(r"^Play"))).to_be_visible(timeout=SLOW)
+        page.get_by_role("button", name=t("en", "anim.skip_last")).click()
+        expect(counter(page, "Updates")).to_have_text(f"{steps} / {steps}", timeout=SLOW)
+        expect(counter(page, "Bucket")).to_have_text("8 / 8", timeout=SLOW)
+        expect_no_exception(page)
+        assert not errors, errors
+    finally:
+        context.close()
+
+
 def test_a_shared_link_opens_at_its_frame(browser: Browser, server_url: str):
     page = open_animation(browser, server_url + "/animation?lang=en&frame=8")
     try:
@@ -168,6 +215,33 @@ def test_presenter_mode_fills_a_projector(browser: Browser, server_url: str, scr
         narration = page.locator(".st-key-anim_narration").first.bounding_box()
         assert chart and chart["width"] >= 1700  # the scene spans the projector
         assert narration and narration["y"] + narration["height"] <= 1080  # and the narration is on screen
+        expect_no_exception(page)
+    finally:
+        page.context.close()
+
+
+SLIDER_AND_CAPTION = """() => {
+    const box = (element) => element && element.getBoundingClientRect();
+    const slider = document.querySelector("[data-testid='stMain'] [data-testid='stSlider']");
+    const caption = [...document.querySelectorAll("[data-testid='stMain'] [data-testid='stCaptionContainer']")]
+        .find((element) => /Frame \\d+ of|动画第/.test(element.innerText));
+    const ticks = box(slider.querySelector("[data-testid='stSliderTickBar']"));
+    return {ticks: ticks && {top: ticks.top, bottom: ticks.bottom}, caption: box(caption).top};
+}"""
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_presenter_slider_numbers_stay_off_the_frame_caption(browser: Browser, server_url: str, lang: str):
+    """At 1920 × 1080 in presenter view, the scrubber's min and max (shown under the track while the pointer is on
+    it, in projector-sized words) stand clear above the frame caption (they covered it: issue 27, item 14)."""
+    query = "presenter=1&frame=8" + ("&lang=en" if lang == "en" else "")
+    page = open_animation(browser, f"{server_url}/animation?{query}", width=1920, height=1080)
+    try:
+        wait_for_app_run(page, timeout=SLOW)
+        page.get_by_test_id("stMain").get_by_test_id("stSlider").get_by_role("group").hover()
+        expect(page.get_by_test_id("stMain").get_by_test_id("stSliderTickBar")).to_be_visible(timeout=SLOW)
+        boxes = page.evaluate(SLIDER_AND_CAPTION)
+        assert boxes["ticks"] and boxes["ticks"]["bottom"] <= boxes["caption"], boxes
         expect_no_exception(page)
     finally:
         page.context.close()
