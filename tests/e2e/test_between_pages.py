@@ -1,0 +1,65 @@
+"""Issue 27, pages a person moves between (each test fails on the bug it names): /compare on a second visit,
+/labs' tabs clicked in any order.
+
+Pages are reached as a person reaches them, through the sidebar's menu, not by typing URLs."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from steplab.i18n import t
+
+from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
+from .streamlit_page import open_app, sidebar, title, wait_for_app_run
+from .watch import Watch
+
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
+
+
+def through_menu(page: Page, url: str, lang: str) -> None:
+    """Click the menu's link to page `url` (its path, "" for home) and wait until that page has run."""
+    sidebar(page).locator(f"a[data-testid='stPageLink-NavLink'][href='{url}']").click()
+    wait_for_app_run(page)
+    expect(title(page)).to_have_text(t(lang, f"page.{url or 'home'}.title"))
+
+
+@pytest.mark.parametrize("lang", ["zh"])
+def test_compare_keeps_its_columns_over_a_second_visit(page: Page, app_server: StreamlitServer, lang: str) -> None:
+    """Open /compare, change a column, go to the calculator, come back through the menu: the page draws (it raised
+    KeyError "cmp_0_num_samples") and the changed column is as it was left."""
+    watch = Watch(page)
+    open_app(page, f"{app_server.url}/compare")
+    changed = page.get_by_test_id("stMain").get_by_role("spinbutton", name=t(lang, "field.gradient_accumulation_steps"))
+    changed.nth(1).fill("32")
+    changed.nth(1).press("Enter")
+    wait_for_app_run(page)
+    header = t(lang, "compare.short.gradient_accumulation_steps", value="32")  # in column 2's name
+    expect(page.get_by_test_id("stTable")).to_contain_text(header)
+    for _ in range(2):
+        through_menu(page, "calculator", lang)
+        through_menu(page, "compare", lang)
+        watch.check("back on /compare")
+        expect(page.get_by_test_id("stTable")).to_contain_text(header)
+        expect(changed.nth(1)).to_have_value("32")
+
+
+@pytest.mark.parametrize("lang", ["zh"])
+def test_every_labs_tab_click_opens_that_tab(page: Page, app_server: StreamlitServer, lang: str) -> None:
+    """Clicking B, D, A, C, B opens B, D, A, C, B (every second click was ignored: B, B, A, A, B), the URL naming the
+    open lab; a language switch keeps the open lab."""
+    watch = Watch(page)
+    open_app(page, f"{app_server.url}/labs")
+    labs = "abcd"
+    FIRST_CONTROL = {"a": "labs_a_batch", "b": "labs_b_lengths", "c": "labs_c_epochs", "d": "labs_d_batch"}
+    for key in "bdacb":
+        label = t(lang, f"labs.{key}.tab")
+        page.get_by_role("tab", name=label).click()
+        wait_for_app_run(page)
+        expect(page.get_by_role("tab", selected=True)).to_have_text(label)
+        expect(page.locator(f".st-key-{FIRST_CONTROL[key]}")).to_be_visible()  # the open lab's own first control
+        assert page.url.endswith("/labs" if key == labs[0] else f"/labs?lab={key}"), page.url
+    sidebar(page).get_by_role("radio", name="English", exact=True).click()  # the language switch
+    wait_for_app_run(page)
+    expect(page.get_by_role("tab", selected=True)).to_have_text(t("en", "labs.b.tab"))
+    watch.check("after the tab clicks and a language switch")
