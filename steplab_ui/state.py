@@ -494,15 +494,17 @@ def start(standalone: bool = False) -> tuple[TrainingSetup | None, SetupError | 
 
     `standalone`: the page runs without `app.py` (AppTest of one page file), so it registers the pages itself.
     """
-    from steplab_ui import layout, navigation
+    from steplab_ui import browser, layout, navigation
 
     ensure_session()
     layout.readability_fixes()
     if standalone:
         navigation.register(normalise_language(st.session_state.get("lang") or st.query_params.get("lang")))
     lang = language_control()
+    browser.streamlit_words(lang)
     navigation.menu(lang)
     render_sidebar(lang)
+    browser.page_changes()
     return setup_from_widgets()
 
 

@@ -220,10 +220,10 @@ def test_home_sentence_counts_gpus_and_epochs(params, english, chinese):
 def test_filling_with_nothing_says_what_to_do(lang):
     """No paste and no file (or a file the browser turned away as too large): say so, the limit and what to do,
     not "the config has no keys"."""
-    from steplab.io.safe_yaml import MAX_BYTES
+    from steplab.dataset.files import MAX_FILE_BYTES
 
     at = run("app_pages/config.py", lang=lang)
-    nothing = t(lang, "config.nothing", mb=MAX_BYTES // 2**20)
+    nothing = t(lang, "config.nothing", mb=MAX_FILE_BYTES // 2**20)  # the uploader's cap: larger files stay in the browser
     for pasted in ("", "  \n "):
         at.text_area(key="config_text").set_value(pasted).run()
         first_button(at).click().run()

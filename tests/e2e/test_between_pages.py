@@ -1,5 +1,5 @@
 """Issue 27, pages a person moves between (each test fails on the bug it names): /compare on a second visit,
-/labs' tabs clicked in any order.
+/labs' tabs clicked in any order, a new page's scroll position, the menu on a phone.
 
 Pages are reached as a person reaches them, through the sidebar's menu, not by typing URLs."""
 
@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 from steplab.i18n import t
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
-from .streamlit_page import open_app, sidebar, title, wait_for_app_run
+from .streamlit_page import SIDEBAR_OPEN, open_app, open_sidebar, set_size, sidebar, title, wait_for_app_run
 from .watch import Watch
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
@@ -63,3 +63,46 @@ def test_every_labs_tab_click_opens_that_tab(page: Page, app_server: StreamlitSe
     wait_for_app_run(page)
     expect(page.get_by_role("tab", selected=True)).to_have_text(t("en", "labs.b.tab"))
     watch.check("after the tab clicks and a language switch")
+
+
+MAIN_SCROLL = "document.querySelector(\"[data-testid='stMain']\").scrollTop"
+
+
+def read_down(page: Page) -> None:
+    """Scroll the main column well down, with the wheel over its right edge (no figure there to take the wheel;
+    a fresh move first: a wheel without one went nowhere after a page change)."""
+    for x in (1_250, 1_260):
+        page.mouse.move(x, 450)
+    page.mouse.wheel(0, 5_000)
+    page.wait_for_function(f"{MAIN_SCROLL} > 500")
+
+
+@pytest.mark.parametrize("lang", ["zh"])
+def test_a_page_chosen_from_the_menu_opens_at_its_top(page: Page, app_server: StreamlitServer, lang: str) -> None:
+    """/schedule read down to its end, then the calculator from the menu: the calculator starts at its top (it opened
+    about 900 px down, where the schedule had been left), and so does the page that Back returns to."""
+    watch = Watch(page)
+    open_app(page, f"{app_server.url}/schedule")
+    read_down(page)
+    through_menu(page, "calculator", lang)
+    assert page.evaluate(MAIN_SCROLL) == 0
+    read_down(page)
+    page.go_back()
+    wait_for_app_run(page)
+    expect(title(page)).to_have_text(t(lang, "page.schedule.title"))
+    assert page.evaluate(MAIN_SCROLL) == 0
+    watch.check("after the page changes")
+
+
+@pytest.mark.parametrize("lang", ["en"])
+def test_on_a_phone_the_menu_closes_once_a_page_is_chosen(page: Page, app_server: StreamlitServer, lang: str) -> None:
+    """At 420 px the menu, opened, covers most of the screen; choosing a page closes it (it stayed open over 300 of
+    the 420 px), and it opens again from its button."""
+    watch = Watch(page)
+    set_size(page, 420)
+    open_app(page, f"{app_server.url}/calculator?lang={lang}")
+    open_sidebar(page)
+    through_menu(page, "schedule", lang)
+    page.wait_for_function(f"!({SIDEBAR_OPEN})()")
+    open_sidebar(page)
+    watch.check("after choosing a page on a phone")
