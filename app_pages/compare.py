@@ -2,10 +2,12 @@
 
 import streamlit as st
 
+from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import t
-from steplab.teaching.compare import COMPARE_FIELDS
+from steplab.teaching.compare import COMPARE_FIELDS, column_of
 from steplab.teaching.presets import presets
 from steplab.trainer.fields import FIELDS
+from steplab.trainer.plan import make_plan
 from steplab.trainer.profiles import PROFILES
 from steplab_ui import compare_view, state
 from steplab_ui.page import page
@@ -66,8 +68,34 @@ options = [CURRENT, *presets()]
 # results come first, above the forms, at every width: on a phone the forms alone are two screens long
 setups = [dict(st.session_state[COLUMNS][column]) for column in ids]
 names = compare_view.column_names(setups, lang)
+
+
+def sidebar_source() -> None:
+    """Where the columns come from beside the sidebar's setup, which every other page shows: the column that is
+    it, or its numbers and a button that puts it into the first column (after an imported YAML the sidebar showed
+    the learner's run and this table the chapter's three setups, without a word)."""
+    if setup is None:
+        return
+    column = column_of(setups, setup.to_dict())
+    if column is not None:
+        st.caption(t(lang, "compare.sidebar_column", n=column + 1))
+        return
+    try:
+        steps = make_plan(setup).max_steps
+    except (SetupError, TrainerRefusal):
+        steps = None
+    text = t(lang, "compare.sidebar_elsewhere", samples=setup.num_samples, batch=setup.per_device_train_batch_size,
+             ga=setup.gradient_accumulation_steps, gpus=setup.world_size, count=setup.world_size,
+             epochs=setup.num_train_epochs, steps="—" if steps is None else steps)
+    with st.container(horizontal=True, vertical_alignment="center", key="cmp_sidebar"):
+        st.info(text, icon=":material/info:")
+        st.button(t(lang, "compare.sidebar_put", n=1), on_click=load_column, args=(ids[0], setup.to_dict()),
+                  icon=":material/input:")
+
+
 with st.container(key="cmp_results"):
     st.subheader(t(lang, "compare.table"))
+    sidebar_source()
     compare_view.table(setups, lang, presenter=context.presenter)
 
 st.subheader(t(lang, "compare.edit"))

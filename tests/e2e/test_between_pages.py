@@ -1,5 +1,6 @@
 """Issue 27, pages a person moves between (each test fails on the bug it names): /compare on a second visit,
-/labs' tabs clicked in any order, a new page's scroll position, the menu on a phone.
+/labs' tabs clicked in any order, a new page's scroll position, the menu on a phone, where /compare's and
+/llamaboard's numbers come from after an imported YAML.
 
 Pages are reached as a person reaches them, through the sidebar's menu, not by typing URLs."""
 
@@ -8,7 +9,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from steplab.i18n import t
+from steplab.i18n import fmt_int, t
+from steplab.trainer.plan import make_plan
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import SIDEBAR_OPEN, open_app, open_sidebar, set_size, sidebar, title, wait_for_app_run
@@ -106,3 +108,48 @@ def test_on_a_phone_the_menu_closes_once_a_page_is_chosen(page: Page, app_server
     page.wait_for_function(f"!({SIDEBAR_OPEN})()")
     open_sidebar(page)
     watch.check("after choosing a page on a phone")
+
+
+IMPORTED = "per_device_train_batch_size: 2\ngradient_accumulation_steps: 4\nnum_train_epochs: 3\nnum_samples: 1090\n"
+
+
+def import_yaml(page: Page, text: str, lang: str) -> None:
+    """Paste `text` on /config (open) and press Fill: the sidebar's setup becomes it."""
+    page.get_by_test_id("stTextArea").locator("textarea").fill(text)
+    page.keyboard.press("Control+Enter")
+    wait_for_app_run(page)
+    page.get_by_role("button", name=t(lang, "config.apply")).click()
+    wait_for_app_run(page)
+    expect(page.get_by_test_id("stAlertContentSuccess")).to_contain_text(t(lang, "config.applied"))
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_compare_and_llamaboard_say_where_their_numbers_come_from(page: Page, app_server: StreamlitServer,
+                                                                 lang: str) -> None:
+    """After a YAML is imported, /compare names the sidebar's setup and its total steps beside the chapter's columns,
+    and one click puts it into the first column (which then says it is the sidebar's); /llamaboard says its
+    numbers are the form's, not the sidebar's. Before, both showed other numbers than the sidebar without a word."""
+    from steplab.io.config_read import read_config
+    from steplab.trainer.setup import setup_from_mapping
+
+    watch = Watch(page)
+    imported = setup_from_mapping(read_config(IMPORTED).values)[0]
+    steps = make_plan(imported).max_steps
+    open_app(page, f"{app_server.url}/config" + ("?lang=en" if lang == "en" else ""))
+    import_yaml(page, IMPORTED, lang)
+    through_menu(page, "compare", lang)
+    main = page.get_by_test_id("stMain")
+    elsewhere = t(lang, "compare.sidebar_elsewhere", samples=imported.num_samples, batch=2, ga=4, gpus=1, count=1,
+                  epochs=3, steps=steps)
+    expect(main.get_by_test_id("stAlertContentInfo")).to_contain_text(elsewhere)
+    main.get_by_role("button", name=t(lang, "compare.sidebar_put", n=1)).click()
+    wait_for_app_run(page)
+    expect(main.get_by_test_id("stAlertContentInfo")).to_have_count(0)
+    expect(main.get_by_text(t(lang, "compare.sidebar_column", n=1))).to_be_visible()
+    total = main.get_by_test_id("stTable").get_by_role("row").filter(has_text=t(lang, "comparing.row.total_steps"))
+    expect(total.get_by_role("cell").first).to_have_text(fmt_int(steps))
+    through_menu(page, "llamaboard", lang)
+    said = t(lang, "llamaboard.not_sidebar", samples=imported.num_samples, steps=steps,
+             apply=t(lang, "llamaboard.apply"))
+    expect(page.get_by_test_id("stAlertContentInfo").filter(has_text=said)).to_be_visible()
+    watch.check("after /compare and /llamaboard")
