@@ -46,11 +46,13 @@ from load import Server  # noqa: E402
 from steplab.i18n import fmt_int, t  # noqa: E402
 from steplab.teaching.presets import presets  # noqa: E402
 from steplab.trainer.plan import make_plan  # noqa: E402
+from steplab_ui.browser import READY  # noqa: E402
 from steplab_ui.navigation import PAGES  # noqa: E402
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning'][data-test-connection-state='CONNECTED']"
+PAGE_RUN = f"() => !document.querySelector('.st-key-{READY}') && document.querySelector(\"{IDLE}\") !== null"
 
 
 def new_visitor(browser, init_script: str | None = None) -> Page:
@@ -69,8 +71,10 @@ SETTLE_MS = 4_000  # counting a page's figures (untimed): how long a page has to
 
 
 def wait_until_drawn(page: Page, figures: int) -> None:
-    """The page's title drawn, the app idle and `figures` plotly figures drawn."""
+    """The page's title drawn, the app idle past a new visitor's sidebar-only first run (`browser.sidebar_first`)
+    and `figures` plotly figures drawn."""
     page.wait_for_selector("[data-testid='stMain'] h1", timeout=120_000)
+    page.wait_for_function(PAGE_RUN, timeout=120_000)
     page.wait_for_selector(IDLE, timeout=120_000)
     page.wait_for_function(FIGURES_DRAWN, arg=figures, timeout=120_000)
 
@@ -92,7 +96,7 @@ def figures_on(browser, url: str) -> int:
     loading it also warms the server's caches for the page."""
     page = new_visitor(browser)
     page.goto(url)
-    page.wait_for_selector(IDLE, timeout=120_000)
+    page.wait_for_function(PAGE_RUN, timeout=120_000)
     page.wait_for_timeout(SETTLE_MS)
     count = page.evaluate("() => document.querySelectorAll('.js-plotly-plot').length")
     page.context.close()

@@ -11,6 +11,11 @@ browser tab, so the same script drawn again on a later run does nothing more).
   Chromium's text box takes time growing faster than the text (100 KB: 6 s in a plain text box, 22 s in
   Streamlit's, on a busy machine; 1.2 MB over six minutes, the tab frozen meanwhile). The box is then marked `data-steplab-refused`; the page's own note, in the
   user's language, is shown by CSS while the mark stands (`capped_note`).
+- `sidebar_first`: a new visitor's first run draws the sidebar and the page's title only; the script clicks the
+  run's hidden button once the sidebar is drawn, and the next run draws the page. The frontend draws no element
+  before the code for its kind has loaded, and the main column's figures bring plotly (4.7 MB, seconds of a busy
+  browser's main thread): the sidebar's controls stood grey until the figures were drawn, 14 s after the page
+  said it was idle on /schedule on a busy machine.
 - `streamlit_words`: the one word of Streamlit's own that CSS can reach, the uploader's "Upload" button, in the
   user's language (Streamlit 1.67 has no setting for any of its own words; see the function).
 
@@ -147,3 +152,42 @@ def streamlit_words(lang: str) -> None:
 {UPLOAD_BUTTON} p {{ display: none; }}
 {UPLOAD_BUTTON}::after {{ content: "{word}"; }}
 </style>""")
+
+
+READY = "steplab_sidebar_drawn"  # the hidden button's key, and (as a plain key) the session's mark that it was clicked
+_SIDEBAR_DRAWN = """<script>
+(() => {
+  if (window.steplabSidebarFirst) return;
+  window.steplabSidebarFirst = true;
+  const started = performance.now();
+  const look = () => {
+    const sidebar = document.querySelector("[data-testid='stSidebar']");
+    const button = document.querySelector(".st-key-READY button");
+    if (!button || !sidebar) return false;
+    if (sidebar.querySelector("[data-testid='stSkeleton']") && performance.now() - started < WAIT_MS) return false;
+    button.click();
+    return true;
+  };
+  const observer = new MutationObserver(() => { if (look()) { observer.disconnect(); window.steplabSidebarFirst = false; } });
+  observer.observe(document.body, {subtree: true, childList: true});
+  if (look()) { observer.disconnect(); window.steplabSidebarFirst = false; }
+})();
+</script>""".replace("READY", READY)
+WAIT_MS = 20_000  # the page is asked for after this long even if the sidebar is not drawn yet
+
+
+def _mark_drawn() -> None:
+    st.session_state[f"_{READY}"] = True
+
+
+def sidebar_first() -> bool:
+    """True on a browser session's runs until its sidebar is drawn: then the page draws nothing but its title, and
+    a hidden button in the sidebar, which the script clicks once no control of the sidebar is waiting for its code,
+    asks for the page. False without a browser (AppTest has no request headers) and once the button was clicked."""
+    if st.session_state.get(f"_{READY}") or not st.context.headers:
+        return False
+    with st.sidebar:
+        hide = f"<style>.st-key-{READY} {{ display: none; }}</style>"
+        st.html(hide + _SIDEBAR_DRAWN.replace("WAIT_MS", str(WAIT_MS)), unsafe_allow_javascript=True)
+        st.button("·", key=READY, on_click=_mark_drawn)
+    return True

@@ -1,0 +1,53 @@
+"""Issue 27: a new visitor's sidebar is drawn before the main column's heavy work starts in the browser.
+
+The frontend draws an element only once the code for its kind has loaded; the main column's figures bring
+plotly (4.7 MB), and the sidebar's controls stood grey until the figures were drawn (14 s after the page said it
+was idle, on a busy machine). Now a new visitor's first run draws the sidebar (and the title), and the page comes
+with the next run, which the page's script asks for once the sidebar is drawn (`steplab_ui.browser.sidebar_first`).
+The test checks the order of two events in the page's own clock, not a duration: the sidebar drawn, and the
+browser's request for plotly's code."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from steplab.i18n import t
+
+from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
+from .streamlit_page import open_app, title
+from .watch import Watch
+
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
+
+# When the sidebar was first drawn (its menu there and no control waiting for its code) and when the browser first
+# asked for plotly's code, in the page's clock
+ORDER = """(() => {
+    const seen = window.__steplabOrder = {sidebar: null, plotly: null};
+    new PerformanceObserver((list) => {
+        for (const entry of list.getEntries())
+            if (seen.plotly === null && entry.name.includes("/PlotlyChart")) seen.plotly = entry.startTime;
+    }).observe({type: "resource", buffered: true});
+    new MutationObserver(() => {
+        const sidebar = document.querySelector("[data-testid='stSidebar']");
+        if (seen.sidebar === null && sidebar && sidebar.querySelector("[data-testid='stPageLink']")
+            && !sidebar.querySelector("[data-testid='stSkeleton']")) seen.sidebar = performance.now();
+    }).observe(document, {subtree: true, childList: true, attributes: true});
+})();"""
+
+
+@pytest.mark.parametrize(("path", "lang"), [("schedule", "zh"), ("calculator", "en")])
+def test_a_new_visitor_sees_the_sidebar_before_the_figures_load(browser: Browser, app_server: StreamlitServer,
+                                                                path: str, lang: str) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})  # a new visitor: nothing cached
+    context.add_init_script(ORDER)
+    page = context.new_page()
+    watch = Watch(page)
+    open_app(page, f"{app_server.url}/{path}" + ("?lang=en" if lang == "en" else ""))
+    expect(title(page)).to_have_text(t(lang, f"page.{path}.title"))
+    expect(page.get_by_test_id("stPlotlyChart").locator(".main-svg").first).to_be_visible()
+    order = page.evaluate("window.__steplabOrder")
+    assert order["sidebar"] is not None and order["plotly"] is not None, order
+    assert order["sidebar"] < order["plotly"], order
+    watch.check("after the first load")
+    context.close()
