@@ -5,7 +5,10 @@ browser tab, so the same script drawn again on a later run does nothing more).
 - `page_changes`: a page opened from the menu starts at its top (Streamlit keeps the main column's scroll position
   across pages: from a long page scrolled down, the next page opened part way down), and on a narrow screen the
   menu closes once a page is chosen (Streamlit's own menu does; the links StepLab draws instead, `navigation.menu`,
-  do not, and the open sidebar covered 300 of a 420 px phone's width).
+  do not, and the open sidebar covered 300 of a 420 px phone's width). And one history entry per page: Streamlit
+  pushes a new entry for every change of the query string (each setup field `state.write_url` puts back after a
+  page change, each control moved), so that Back stayed on the same page five times after an imported YAML; a
+  change of the query alone now replaces the page's entry, and Back goes to the page before.
 - `cap_text_box`: a text box refuses, before the browser inserts it, a paste or drop that would make it longer
   than the box takes. Streamlit's `max_chars` refuses the value only after the browser has inserted it, and
   Chromium's text box takes time growing faster than the text (100 KB: 6 s in a plain text box, 22 s in
@@ -51,10 +54,13 @@ _PAGE_CHANGES = """<script>
     const close = document.querySelector("[data-testid='stSidebarCollapseButton'] button");
     if (window.innerWidth <= NARROW && close && sidebar && sidebar.getAttribute("data-collapsed") === "false") close.click();
   };
+  const replace = window.history.replaceState;
   for (const name of ["pushState", "replaceState"]) {
     const original = window.history[name];
     window.history[name] = function (...args) {
-      const result = original.apply(this, args);
+      const target = args[2] === undefined || args[2] === null ? null : new URL(args[2], window.location.href);
+      const same = target !== null && target.pathname === window.location.pathname;
+      const result = (name === "pushState" && same ? replace : original).apply(this, args);
       changed();
       return result;
     };

@@ -153,3 +153,24 @@ def test_compare_and_llamaboard_say_where_their_numbers_come_from(page: Page, ap
              apply=t(lang, "llamaboard.apply"))
     expect(page.get_by_test_id("stAlertContentInfo").filter(has_text=said)).to_be_visible()
     watch.check("after /compare and /llamaboard")
+
+
+ADVANCED = ("learning_rate=0.0001&lr_scheduler_type=cosine&eval_strategy=no&save_steps=500&logging_steps=10"
+            "&num_samples=1090&per_device_train_batch_size=1")  # what LLaMA-Factory's qwen3_lora_sft.yaml puts there
+
+
+@pytest.mark.parametrize("lang", ["zh"])
+def test_back_and_forward_go_from_page_to_page(page: Page, app_server: StreamlitServer, lang: str) -> None:
+    """With a setup of advanced fields in the URL (an imported YAML's), Back after two pages from the menu goes to
+    the page before, twice, and Forward again (it stayed on the same page: every field put back into the URL had
+    pushed a history entry of its own), the setup kept all the way."""
+    watch = Watch(page)
+    open_app(page, f"{app_server.url}/calculator?{ADVANCED}")
+    through_menu(page, "compare", lang)
+    through_menu(page, "schedule", lang)
+    for url, move in (("compare", page.go_back), ("calculator", page.go_back), ("compare", page.go_forward)):
+        move()
+        wait_for_app_run(page)
+        expect(title(page)).to_have_text(t(lang, f"page.{url}.title"))
+        assert "lr_scheduler_type=cosine" in page.url and "num_samples=1090" in page.url, page.url
+    watch.check("after Back and Forward")
