@@ -47,7 +47,7 @@ from load import Server  # noqa: E402
 from steplab.i18n import fmt_int, t  # noqa: E402
 from steplab.teaching.presets import presets  # noqa: E402
 from steplab.trainer.plan import make_plan  # noqa: E402
-from steplab_ui.browser import READY  # noqa: E402
+from steplab_ui.browser import READY, RECORD_SIDEBAR_DRAWN  # noqa: E402
 from steplab_ui.navigation import PAGES  # noqa: E402
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
@@ -80,22 +80,11 @@ def wait_until_drawn(page: Page, figures: int) -> None:
     page.wait_for_function(FIGURES_DRAWN, arg=figures, timeout=120_000)
 
 
-# When the sidebar was first drawn: its menu there and none of its controls waiting for its kind's code (grey)
-SIDEBAR_DRAWN = """(() => {
-    window.__steplabSidebar = null;
-    new MutationObserver(() => {
-        const sidebar = document.querySelector("[data-testid='stSidebar']");
-        if (window.__steplabSidebar === null && sidebar && sidebar.querySelector("[data-testid='stPageLink']")
-            && !sidebar.querySelector("[data-testid='stSkeleton']")) window.__steplabSidebar = performance.now();
-    }).observe(document, {subtree: true, childList: true, attributes: true});
-})();"""
-
-
 def load_times(browser, url: str, figures: int = 0) -> tuple[float, float | None]:
     """A new visitor's load of `url`: seconds from `goto` to the title drawn, the app idle and `figures` plotly
     figures drawn, and from the navigation's start (the page's clock) to the sidebar drawn (None on a page
     without StepLab's menu)."""
-    page = new_visitor(browser, SIDEBAR_DRAWN)
+    page = new_visitor(browser, RECORD_SIDEBAR_DRAWN)
     start = time.perf_counter()
     page.goto(url, wait_until="domcontentloaded")
     wait_until_drawn(page, figures)

@@ -161,16 +161,29 @@ def streamlit_words(lang: str) -> None:
 
 
 READY = "steplab_sidebar_drawn"  # the hidden button's key, and (as a plain key) the session's mark that it was clicked
+# The sidebar is drawn: its menu is there and none of its controls waits (grey) for the code of its kind
+SIDEBAR_DRAWN = """() => {
+  const sidebar = document.querySelector("[data-testid='stSidebar']");
+  return !!sidebar && !!sidebar.querySelector("[data-testid='stPageLink']")
+    && !sidebar.querySelector("[data-testid='stSkeleton']");
+}"""
+# For the benchmarks and the browser tests (a page's init script): `window.__steplabSidebar`, the page's clock when
+# the sidebar was first drawn
+RECORD_SIDEBAR_DRAWN = f"""(() => {{
+  window.__steplabSidebar = null;
+  new MutationObserver(() => {{
+    if (window.__steplabSidebar === null && ({SIDEBAR_DRAWN})()) window.__steplabSidebar = performance.now();
+  }}).observe(document, {{subtree: true, childList: true, attributes: true}});
+}})();"""
 _SIDEBAR_DRAWN = """<script>
 (() => {
   if (window.steplabSidebarFirst) return;
   window.steplabSidebarFirst = true;
   const started = performance.now();
   const look = () => {
-    const sidebar = document.querySelector("[data-testid='stSidebar']");
     const button = document.querySelector(".st-key-READY button");
-    if (!button || !sidebar) return false;
-    if (sidebar.querySelector("[data-testid='stSkeleton']") && performance.now() - started < WAIT_MS) return false;
+    if (!button) return false;
+    if (!(DRAWN)() && performance.now() - started < WAIT_MS) return false;
     button.click();
     return true;
   };
@@ -178,7 +191,7 @@ _SIDEBAR_DRAWN = """<script>
   observer.observe(document.body, {subtree: true, childList: true});
   if (look()) { observer.disconnect(); window.steplabSidebarFirst = false; }
 })();
-</script>""".replace("READY", READY)
+</script>""".replace("READY", READY).replace("DRAWN", SIDEBAR_DRAWN)
 WAIT_MS = 20_000  # the page is asked for after this long even if the sidebar is not drawn yet
 
 

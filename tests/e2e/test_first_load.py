@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from steplab.i18n import t
+from steplab_ui.browser import RECORD_SIDEBAR_DRAWN
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import open_app, title
@@ -20,19 +21,13 @@ from .watch import Watch
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)]
 
-# When the sidebar was first drawn (its menu there and no control waiting for its code) and when the browser first
-# asked for plotly's code, in the page's clock
-ORDER = """(() => {
-    const seen = window.__steplabOrder = {sidebar: null, plotly: null};
+# When the browser first asked for plotly's code, in the page's clock (the sidebar's: RECORD_SIDEBAR_DRAWN)
+PLOTLY_ASKED = """(() => {
+    window.__steplabPlotly = null;
     new PerformanceObserver((list) => {
         for (const entry of list.getEntries())
-            if (seen.plotly === null && entry.name.includes("/PlotlyChart")) seen.plotly = entry.startTime;
+            if (window.__steplabPlotly === null && entry.name.includes("/PlotlyChart")) window.__steplabPlotly = entry.startTime;
     }).observe({type: "resource", buffered: true});
-    new MutationObserver(() => {
-        const sidebar = document.querySelector("[data-testid='stSidebar']");
-        if (seen.sidebar === null && sidebar && sidebar.querySelector("[data-testid='stPageLink']")
-            && !sidebar.querySelector("[data-testid='stSkeleton']")) seen.sidebar = performance.now();
-    }).observe(document, {subtree: true, childList: true, attributes: true});
 })();"""
 
 
@@ -40,13 +35,14 @@ ORDER = """(() => {
 def test_a_new_visitor_sees_the_sidebar_before_the_figures_load(browser: Browser, app_server: StreamlitServer,
                                                                 path: str, lang: str) -> None:
     context = browser.new_context(viewport={"width": 1280, "height": 900})  # a new visitor: nothing cached
-    context.add_init_script(ORDER)
+    context.add_init_script(RECORD_SIDEBAR_DRAWN)
+    context.add_init_script(PLOTLY_ASKED)
     page = context.new_page()
     watch = Watch(page)
     open_app(page, f"{app_server.url}/{path}" + ("?lang=en" if lang == "en" else ""))
     expect(title(page)).to_have_text(t(lang, f"page.{path}.title"))
     expect(page.get_by_test_id("stPlotlyChart").locator(".main-svg").first).to_be_visible()
-    order = page.evaluate("window.__steplabOrder")
+    order = page.evaluate("({sidebar: window.__steplabSidebar, plotly: window.__steplabPlotly})")
     assert order["sidebar"] is not None and order["plotly"] is not None, order
     assert order["sidebar"] < order["plotly"], order
     watch.check("after the first load")
