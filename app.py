@@ -11,6 +11,7 @@ st.session_state[state.SHELL_SETUP] = state.start()
 try:
     if browser.sidebar_first():  # a new visitor's sidebar before the page's heavy work; the page comes next run
         st.title(page.title)
+        st.session_state[state.CARRIED_NOTICES] = st.session_state.get(state.NOTICES, [])
     else:
         page.run()
 finally:

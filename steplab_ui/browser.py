@@ -192,7 +192,7 @@ _SIDEBAR_DRAWN = """<script>
   if (look()) { observer.disconnect(); window.steplabSidebarFirst = false; }
 })();
 </script>""".replace("READY", READY).replace("DRAWN", SIDEBAR_DRAWN)
-WAIT_MS = 20_000  # the page is asked for after this long even if the sidebar is not drawn yet
+WAIT_MS = 10_000  # the page is asked for after this long even if the sidebar is not drawn yet
 
 
 def _mark_drawn() -> None:

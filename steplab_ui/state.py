@@ -23,6 +23,7 @@ from steplab.trainer.setup import DEFAULTS, TrainingSetup, parse_setup, setup_fr
 
 SHELL_SETUP = "_steplab_shell_setup"
 NOTICES = "_steplab_url_notices"
+CARRIED_NOTICES = "_steplab_url_notices_carried"  # a sidebar-only first run's notices, for the page's first run
 BIND = "query-params"
 
 # The main controls and their slider's round stops; range and kind come from the field table, the
@@ -140,7 +141,9 @@ def ensure_session() -> None:
         if not _is_set(refused_key(key)):  # a value just typed and refused is said beside its field instead
             notices.append(("url.ignored", key, setup_values[key]))
     _drop_url_parameters([key for code, key, _ in notices if code != "url.ignored"] + list(problems))
-    st.session_state[NOTICES] = notices
+    # a run that draws the sidebar only (`browser.sidebar_first`) leaves its notices to the page's run: the link's
+    # bad values are gone from the URL by then, and with them the reason to say anything
+    st.session_state[NOTICES] = st.session_state.pop(CARRIED_NOTICES, []) + notices
 
 
 def url_problems(raw: dict[str, str]) -> dict[str, SetupError]:
