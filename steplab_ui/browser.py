@@ -14,8 +14,8 @@ browser tab, so the same script drawn again on a later run does nothing more).
   Chromium's text box takes time growing faster than the text (100 KB: 6 s in a plain text box, 22 s in
   Streamlit's, on a busy machine; 1.2 MB over six minutes, the tab frozen meanwhile). The box is then marked `data-steplab-refused`; the page's own note, in the
   user's language, is shown by CSS while the mark stands (`capped_note`).
-- `sidebar_first`: a new visitor's first run draws the sidebar and the page's title only; the script clicks the
-  run's hidden button once the sidebar is drawn, and the next run draws the page. The frontend draws no element
+- `sidebar_first`: a new visitor's first run of a page with figures draws the sidebar and the page's title only;
+  the script clicks the run's hidden button once the sidebar is drawn, and the next run draws the page. The frontend draws no element
   before the code for its kind has loaded, and the main column's figures bring plotly (4.7 MB, seconds of a busy
   browser's main thread): the sidebar's controls stood grey until the figures were drawn, 14 s after the page
   said it was idle on /schedule on a busy machine.
@@ -199,11 +199,17 @@ def _mark_drawn() -> None:
     st.session_state[f"_{READY}"] = True
 
 
-def sidebar_first() -> bool:
-    """True on a browser session's runs until its sidebar is drawn: then the page draws nothing but its title, and
-    a hidden button in the sidebar, which the script clicks once no control of the sidebar is waiting for its code,
-    asks for the page. False without a browser (AppTest has no request headers) and once the button was clicked."""
+def sidebar_first(figures: bool) -> bool:
+    """True on a browser session's runs until its sidebar is drawn, when its first page draws plotly figures
+    (`figures`): then the page draws nothing but its title, and a hidden button in the sidebar, which the script
+    clicks once no control of the sidebar is waiting for its code, asks for the page. False without a browser
+    (AppTest has no request headers), once the button was clicked, and from a first page without figures on (one
+    run draws it: an extra run would only delay its main column, and the next pages find the sidebar's code
+    loaded)."""
     if st.session_state.get(f"_{READY}") or not st.context.headers:
+        return False
+    if not figures:
+        _mark_drawn()
         return False
     with st.sidebar:
         hide = f"<style>.st-key-{READY} {{ display: none; }}</style>"

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from steplab.i18n import t
-from steplab_ui.browser import RECORD_SIDEBAR_DRAWN
+from steplab_ui.browser import READY, RECORD_SIDEBAR_DRAWN
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import open_app, title
@@ -46,4 +46,27 @@ def test_a_new_visitor_sees_the_sidebar_before_the_figures_load(browser: Browser
     assert order["sidebar"] is not None and order["plotly"] is not None, order
     assert order["sidebar"] < order["plotly"], order
     watch.check("after the first load")
+    context.close()
+
+
+# Whether the sidebar-only first run's button was ever on the page
+BUTTON_SEEN = f"""(() => {{
+    window.__steplabButton = false;
+    new MutationObserver(() => {{
+        if (document.querySelector(".st-key-{READY}")) window.__steplabButton = true;
+    }}).observe(document, {{subtree: true, childList: true}});
+}})();"""
+
+
+def test_a_page_without_figures_is_drawn_in_one_run(browser: Browser, app_server: StreamlitServer) -> None:
+    """/compare draws no figure: a new visitor gets it in one run (an extra run would only delay its main column),
+    and the next page with figures is not held back either (the sidebar's code is loaded by then)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(BUTTON_SEEN)
+    page = context.new_page()
+    open_app(page, f"{app_server.url}/compare")
+    expect(title(page)).to_have_text(t("zh", "page.compare.title"))
+    page.get_by_test_id("stSidebar").locator("a[href='schedule']").click()
+    expect(page.get_by_test_id("stPlotlyChart").locator(".main-svg").first).to_be_visible()
+    assert page.evaluate("window.__steplabButton") is False
     context.close()
