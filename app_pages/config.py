@@ -88,9 +88,19 @@ def show_problem(kind: str, payload) -> None:
         st.error(payload.message(lang), icon=":material/error:")
 
 
-def input_changed() -> None:
-    """Another paste or file: the last Fill's message was about the one before, and goes."""
-    st.session_state.pop(RESULT, None)
+RESULT_FOR = "_config_import_for"
+
+
+def input_now() -> tuple:
+    """What Fill would read now: the chosen file (by its upload), else the pasted text."""
+    upload = st.session_state.get("config_upload")
+    return ("file", upload.file_id) if upload is not None else ("text", st.session_state.get("config_text", ""))
+
+
+def fill() -> None:
+    """Fill's callback: the import, and what it read, so that its message goes once the paste or file changes."""
+    import_config()
+    st.session_state[RESULT_FOR] = input_now()
 
 
 def import_config() -> None:
@@ -135,10 +145,16 @@ def import_config() -> None:
     st.session_state[RESULT] = ("ok", imported)
 
 
-status, payload = st.session_state.get(RESULT, (None, None))
+# The last Fill's message while the paste or file it read is there (not an old error beside a new one); a successful
+# import's also when the box is empty: Streamlit empties it when the learner comes back from another page, and the
+# import still stands.
+EMPTY = ("text", "")
+fresh = (st.session_state.get(RESULT_FOR) == input_now()
+         or (input_now() == EMPTY and st.session_state.get(RESULT, (None,))[0] == "ok"))
+status, payload = st.session_state.get(RESULT, (None, None)) if fresh else (None, None)
 paste, upload = st.tabs([t(lang, "config.paste"), t(lang, "config.upload")])
 with paste:
-    st.text_area(t(lang, "config.yaml"), key="config_text", height=260, max_chars=BOX_CHARS, on_change=input_changed,
+    st.text_area(t(lang, "config.yaml"), key="config_text", height=260, max_chars=BOX_CHARS,
                  placeholder="per_device_train_batch_size: 4\ngradient_accumulation_steps: 8\nnum_train_epochs: 3")
     browser.cap_text_box("config_text", BOX_CHARS)
     browser.capped_note("config_text", t(lang, "config.box_refused", chars=BOX_CHARS, mb=UPLOAD_MB, tab=t(lang, "config.upload")))
@@ -148,7 +164,7 @@ with upload:
     # one with Streamlit's English error, and never reaches the page to be explained. The label states the limit
     # read; Streamlit's own line under the button ("64MB per file") would contradict it and is hidden.
     uploaded = st.file_uploader(t(lang, "config.file", mb=UPLOAD_MB), key="config_upload", max_upload_size=DATA_LIMIT_MB,
-                                help=t(lang, "config.file_help"), on_change=input_changed)
+                                help=t(lang, "config.file_help"))
     st.html("<style>.st-key-config_upload [data-testid='stFileUploaderDropzoneInstructions'] { display: none; }</style>")
     chosen = file_problem(uploaded)
     if chosen is not None and status is None:  # said once: here until Fill is pressed, then under the button
@@ -167,7 +183,7 @@ with st.expander(t(lang, "config.data.heading"), icon=":material/dataset:"):
 st.number_input(t(lang, "config.num_samples"), **state.number_range("num_samples"), value=None, step=1,
                 key="config_num_samples", help=t(lang, "config.num_samples_help"),
                 placeholder=t(lang, "config.num_samples_placeholder", example=TrainingSetup().num_samples))
-st.button(t(lang, "config.apply"), type="primary", on_click=import_config, icon=":material/upload:")
+st.button(t(lang, "config.apply"), type="primary", on_click=fill, icon=":material/upload:")
 
 if status in ("error", "not_yaml"):
     show_problem(status, payload)

@@ -98,3 +98,22 @@ def test_a_gbk_yaml_is_told_to_be_saved_as_utf8(lang):
                      offset=len(b"# "))
     assert not at.success
 
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_fills_message_stands_only_while_its_paste_is_there(lang):
+    """Issue 27: an error stays with the paste it was about and goes with the next one (it stood beside the next
+    paste's); a successful import's message stays when the box is empty again (Streamlit empties it when the
+    learner comes back from another page), since the import still stands."""
+    at = page("config.py", lang)
+    at.text_area(key="config_text").set_value("per_device_train_batch_size: [\n").run()
+    first_button(at).click().run()
+    assert len(at.error) == 1
+    at.text_area(key="config_text").set_value(YAML).run()
+    assert not at.error and not at.success
+    first_button(at).click().run()
+    assert [s.value for s in at.success] == [t(lang, "config.applied")]
+    at.text_area(key="config_text").set_value("").run()
+    assert [s.value for s in at.success] == [t(lang, "config.applied")]
+    at.text_area(key="config_text").set_value("num_samples: 5\n").run()
+    assert not at.success and not at.error
