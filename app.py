@@ -3,13 +3,17 @@
 import streamlit as st
 
 from steplab.i18n import normalise_language
-from steplab_ui import heap, layout, navigation, state
+from steplab_ui import browser, heap, layout, navigation, state
 
 st.set_page_config(page_title="StepLab", page_icon=layout.FAVICON, layout="wide")
 page = navigation.register(normalise_language(st.session_state.get("lang") or st.query_params.get("lang")))
 st.session_state[state.SHELL_SETUP] = state.start()
 try:
-    page.run()
+    if browser.sidebar_first(page.url_path in navigation.FIGURE_PAGES):  # a new visitor's sidebar before the figures
+        st.title(page.title)
+        st.session_state[state.CARRIED_NOTICES] = st.session_state.get(state.NOTICES, [])
+    else:
+        page.run()
 finally:
     st.session_state.pop(state.SHELL_SETUP, None)
     heap.freeze_once()

@@ -2,10 +2,12 @@
 
 import streamlit as st
 
+from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import t
-from steplab.teaching.compare import COMPARE_FIELDS
+from steplab.teaching.compare import COMPARE_FIELDS, column_of
 from steplab.teaching.presets import presets
 from steplab.trainer.fields import FIELDS
+from steplab.trainer.plan import make_plan
 from steplab.trainer.profiles import PROFILES
 from steplab_ui import compare_view, state
 from steplab_ui.page import page
@@ -17,9 +19,21 @@ context = page("compare")
 setup, error, lang = context.setup, context.error, context.lang
 
 
+COLUMNS = "cmp_columns"  # {column id: {field: value}}: plain state, which outlives a visit to another page
+
+
+def widget_key(column: int, field: str) -> str:
+    return f"cmp_{column}_{field}"
+
+
 def load_column(column: int, values: dict) -> None:
-    for field in COMPARE_FIELDS:
-        st.session_state[f"cmp_{column}_{field}"] = values.get(field, state.widget_default(field))
+    st.session_state[COLUMNS][column] = {field: values.get(field, state.widget_default(field)) for field in COMPARE_FIELDS}
+
+
+def keep_typed(column: int, field: str) -> None:
+    """A column's control changed: keep its value in the plain state (Streamlit forgets a control's own state when
+    a run of another page does not draw it, and /compare raised KeyError on the next visit)."""
+    st.session_state[COLUMNS][column][field] = st.session_state[widget_key(column, field)]
 
 
 def start_from(column: int) -> None:
@@ -39,10 +53,12 @@ def add_column() -> None:
 
 def remove_column(column: int) -> None:
     st.session_state["cmp_ids"].remove(column)
+    st.session_state[COLUMNS].pop(column, None)
 
 
-if "cmp_ids" not in st.session_state:
+if "cmp_ids" not in st.session_state or COLUMNS not in st.session_state:
     st.session_state["cmp_ids"] = list(range(len(CHAPTER)))
+    st.session_state[COLUMNS] = {}
     for index, key in enumerate(CHAPTER):
         load_column(index, presets()[key].values)
 
@@ -50,10 +66,36 @@ ids = st.session_state["cmp_ids"]
 options = [CURRENT, *presets()]
 # what the columns hold now (callbacks and typed values are in the state before the script runs), so that the
 # results come first, above the forms, at every width: on a phone the forms alone are two screens long
-setups = [{field: st.session_state[f"cmp_{column}_{field}"] for field in COMPARE_FIELDS} for column in ids]
+setups = [dict(st.session_state[COLUMNS][column]) for column in ids]
 names = compare_view.column_names(setups, lang)
+
+
+def sidebar_source() -> None:
+    """Where the columns come from beside the sidebar's setup, which every other page shows: the column that is
+    it, or its numbers and a button that puts it into the first column (after an imported YAML the sidebar showed
+    the learner's run and this table the chapter's three setups, without a word)."""
+    if setup is None:
+        return
+    column = column_of(setups, setup.to_dict())
+    if column is not None:
+        st.caption(t(lang, "compare.sidebar_column", n=column + 1))
+        return
+    try:
+        steps = make_plan(setup).max_steps
+    except (SetupError, TrainerRefusal):
+        steps = None
+    text = t(lang, "compare.sidebar_elsewhere", samples=setup.num_samples, batch=setup.per_device_train_batch_size,
+             ga=setup.gradient_accumulation_steps, gpus=setup.world_size, count=setup.world_size,
+             epochs=setup.num_train_epochs, steps="—" if steps is None else steps)
+    with st.container(horizontal=True, vertical_alignment="center", key="cmp_sidebar"):
+        st.info(text, icon=":material/info:")
+        st.button(t(lang, "compare.sidebar_put", n=1), on_click=load_column, args=(ids[0], setup.to_dict()),
+                  icon=":material/input:")
+
+
 with st.container(key="cmp_results"):
     st.subheader(t(lang, "compare.table"))
+    sidebar_source()
     compare_view.table(setups, lang, presenter=context.presenter)
 
 st.subheader(t(lang, "compare.edit"))
@@ -65,14 +107,15 @@ for slot, column, name in zip(columns, ids, names, strict=True):
                      on_change=start_from, args=(column,), placeholder=t(lang, "compare.start_placeholder"),
                      format_func=lambda k: t(lang, "compare.current") if k == CURRENT else presets()[k].title.get(lang))
         for field in COMPARE_FIELDS:
-            key = f"cmp_{column}_{field}"
-            label = t(lang, f"field.{field}")
+            key = widget_key(column, field)
+            st.session_state[key] = st.session_state[COLUMNS][column][field]  # the control shows the kept value
+            label, tied = t(lang, f"field.{field}"), {"key": key, "on_change": keep_typed, "args": (column, field)}
             if field == "trainer":
-                st.selectbox(label, list(PROFILES), key=key, format_func=lambda k: f"{k} · {PROFILES[k].matched}")
+                st.selectbox(label, list(PROFILES), **tied, format_func=lambda k: f"{k} · {PROFILES[k].matched}")
             elif field == "eval_steps":  # whole steps here: a column compares rhythms, not ratios
-                st.number_input(label, min_value=1, max_value=int(FIELDS[field].high), step=1, key=key)
+                st.number_input(label, min_value=1, max_value=int(FIELDS[field].high), step=1, **tied)
             else:
-                st.number_input(label, **state.number_range(field), step=1 if FIELDS[field].whole else 0.5, key=key)
+                st.number_input(label, **state.number_range(field), step=1 if FIELDS[field].whole else 0.5, **tied)
         st.button(t(lang, "compare.remove"), key=f"cmp_{column}_remove", on_click=remove_column, args=(column,),
                   disabled=len(ids) <= 2, icon=":material/close:")
 

@@ -11,11 +11,11 @@ from steplab.errors import InputError, TrainerRefusal
 from steplab.i18n import t
 from steplab.io.config_read import read_config
 from steplab.io.config_write import write_config
-from steplab.io.safe_yaml import MAX_BYTES, ConfigError
+from steplab.io.safe_yaml import MAX_BYTES, ConfigError, check_size
 from steplab.trainer.fields import FIELDS
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import TrainingSetup, setup_from_mapping
-from steplab_ui import funnel_view, layout, state
+from steplab_ui import browser, funnel_view, layout, state
 from steplab_ui.page import page
 
 context = page("config")
@@ -29,6 +29,7 @@ COUNTING_NOTES = ("config_io.note.unknown_rows", "config_io.note.builtin_sizes")
 PROCESS_NOTES = ("config_io.note.no_world_size",)  # the "GPUs (processes)" field says it
 MAX_LISTED_DATASETS = 20  # row boxes shown; a YAML naming more is counted from its files
 DATA_TYPES = ["json", "jsonl", "csv", "parquet", "arrow", "txt"]
+BOX_CHARS = browser.TEXT_BOX_CHARS
 
 
 def current_text() -> str | bytes:
@@ -66,11 +67,49 @@ def not_yaml_error(name: str) -> None:
     st.error(t(lang, "config.not_yaml_file", name=name[:80].replace("`", "'")), icon=":material/draft:")
 
 
+def file_problem(upload) -> tuple[str, object] | None:
+    """What is wrong with the chosen file before it is read (`import_config`'s result for it): not named like a
+    YAML, or larger than a config is read. The uploader takes any file up to the dataset files' cap, so that both
+    are said here, in the user's language, instead of Streamlit's English refusal beside the file."""
+    if not_yaml(upload):
+        return "not_yaml", upload.name
+    if upload is not None:
+        try:
+            check_size(upload.size)
+        except ConfigError as problem:
+            return "error", problem
+    return None
+
+
+def show_problem(kind: str, payload) -> None:
+    """A problem with the paste or the file: not a YAML file (`payload` its name), or the reader's `ConfigError`."""
+    if kind == "not_yaml":
+        not_yaml_error(payload)
+    else:
+        st.error(payload.message(lang), icon=":material/error:")
+
+
+RESULT_FOR = "_config_import_for"
+
+
+def input_now() -> tuple:
+    """What Fill would read now: the chosen file (by its upload), else the pasted text."""
+    upload = st.session_state.get("config_upload")
+    return ("file", upload.file_id) if upload is not None else ("text", st.session_state.get("config_text", ""))
+
+
+def fill() -> None:
+    """Fill's callback: the import, and what it read, so that its message goes once the paste or file changes."""
+    import_config()
+    st.session_state[RESULT_FOR] = input_now()
+
+
 def import_config() -> None:
     """Read the pasted or uploaded YAML; on success put it into the shared setup (runs as a callback)."""
     upload = st.session_state.get("config_upload")
-    if not_yaml(upload):
-        st.session_state[RESULT] = ("not_yaml", upload.name)
+    problem = file_problem(upload)
+    if problem is not None:
+        st.session_state[RESULT] = problem
         return
     text = current_text()
     if upload is None and not (text or "").strip():  # nothing pasted, or a file the browser turned away (too large)
@@ -107,15 +146,30 @@ def import_config() -> None:
     st.session_state[RESULT] = ("ok", imported)
 
 
+# The last Fill's message while the paste or file it read is there (not an old error beside a new one); a successful
+# import's also when the box is empty: Streamlit empties it when the learner comes back from another page, and the
+# import still stands.
+EMPTY = ("text", "")
+fresh = (st.session_state.get(RESULT_FOR) == input_now()
+         or (input_now() == EMPTY and st.session_state.get(RESULT, (None,))[0] == "ok"))
+status, payload = st.session_state.get(RESULT, (None, None)) if fresh else (None, None)
 paste, upload = st.tabs([t(lang, "config.paste"), t(lang, "config.upload")])
 with paste:
-    st.text_area(t(lang, "config.yaml"), key="config_text", height=260, max_chars=MAX_BYTES,
+    st.text_area(t(lang, "config.yaml"), key="config_text", height=260, max_chars=BOX_CHARS,
                  placeholder="per_device_train_batch_size: 4\ngradient_accumulation_steps: 8\nnum_train_epochs: 3")
+    browser.cap_text_box("config_text", BOX_CHARS)
+    browser.capped_note("config_text", t(lang, "config.box_refused", chars=BOX_CHARS, mb=UPLOAD_MB, tab=t(lang, "config.upload")))
+    st.caption(t(lang, "config.box_limit", chars=BOX_CHARS, mb=UPLOAD_MB, tab=t(lang, "config.upload")))
 with upload:
-    uploaded = st.file_uploader(t(lang, "config.file", mb=UPLOAD_MB), key="config_upload", max_upload_size=UPLOAD_MB,
+    # Up to the dataset files' cap, not UPLOAD_MB: a file the browser refuses stays in the uploader beside the next
+    # one with Streamlit's English error, and never reaches the page to be explained. The label states the limit
+    # read; Streamlit's own line under the button ("64MB per file") would contradict it and is hidden.
+    uploaded = st.file_uploader(t(lang, "config.file", mb=UPLOAD_MB), key="config_upload", max_upload_size=DATA_LIMIT_MB,
                                 help=t(lang, "config.file_help"))
-    if not_yaml(uploaded):
-        not_yaml_error(uploaded.name)
+    st.html("<style>.st-key-config_upload [data-testid='stFileUploaderDropzoneInstructions'] { display: none; }</style>")
+    chosen = file_problem(uploaded)
+    if chosen is not None and status is None:  # said once: here until Fill is pressed, then under the button
+        show_problem(*chosen)
 with st.expander(t(lang, "config.data.heading"), icon=":material/dataset:"):
     st.markdown(t(lang, "config.data.intro"))
     st.file_uploader(t(lang, "config.data.files", limit=f"{DATA_LIMIT_MB} MB"), type=DATA_TYPES,
@@ -130,17 +184,14 @@ with st.expander(t(lang, "config.data.heading"), icon=":material/dataset:"):
 st.number_input(t(lang, "config.num_samples"), **state.number_range("num_samples"), value=None, step=1,
                 key="config_num_samples", help=t(lang, "config.num_samples_help"),
                 placeholder=t(lang, "config.num_samples_placeholder", example=TrainingSetup().num_samples))
-st.button(t(lang, "config.apply"), type="primary", on_click=import_config, icon=":material/upload:")
+st.button(t(lang, "config.apply"), type="primary", on_click=fill, icon=":material/upload:")
 
-status, payload = st.session_state.get(RESULT, (None, None))
-if status == "error":
-    st.error(payload.message(lang), icon=":material/error:")
-elif status == "not_yaml":
-    not_yaml_error(payload)
+if status in ("error", "not_yaml"):
+    show_problem(status, payload)
 elif status == "refused":
     layout.show_refusal(payload, lang)
 elif status == "nothing":
-    st.warning(t(lang, "config.nothing", mb=UPLOAD_MB), icon=":material/draft:")
+    st.warning(t(lang, "config.nothing", mb=DATA_LIMIT_MB), icon=":material/draft:")  # the browser's own cap
 elif status == "needs_samples":
     st.warning(t(lang, "config.needs_samples"), icon=":material/help:")
 elif status == "ok":

@@ -16,6 +16,7 @@ from steplab_ui.page import page
 context = page("labs")
 lang = context.lang
 LABS = ("a", "b", "c", "d")
+TAB = "labs_tab"
 POWERS_OF_TWO = [1, 2, 4, 8, 16, 32]
 
 
@@ -132,9 +133,13 @@ raw_lab = st.query_params.get("lab")
 if raw_lab is not None and raw_lab not in LABS:
     st.warning(t(lang, "url.ignored", key="lab", value=raw_lab[:40]), icon=":material/link_off:")
 labels = [t(lang, f"labs.{key}.tab") for key in LABS]
+# The open tab is the tabs' own state, set from the URL when the tabs have none in this language (a new visit, a
+# deep link, a language switch: the URL names the open lab). Not through `default=`: the tabs' identity includes
+# it, so a default that followed the URL made a new widget on the click after next, back on the URL's lab.
+if st.session_state.get(TAB) not in labels:
+    st.session_state[TAB] = labels[LABS.index(raw_lab) if raw_lab in LABS else 0]
 # Only the open tab's lab runs (a tab change reruns the page): the others would cost torch time off screen.
-tabs = st.tabs(labels, default=labels[LABS.index(raw_lab)] if raw_lab in LABS else None, key="labs_tab",
-               on_change="rerun")
+tabs = st.tabs(labels, key=TAB, on_change="rerun")
 for key, tab, lab in zip(LABS, tabs, (lab_a, lab_b, lab_c, lab_d), strict=True):
     if tab.open:
         if key == LABS[0]:  # the URL names the open lab, as `?lab=b` opens it

@@ -175,7 +175,25 @@ if run is not None:
         except InputError as error:
             st.error(error.message(lang), icon=":material/error:")
 
+def sidebar_source() -> None:
+    """Where these numbers come from beside the sidebar's setup, which every other page shows: the form (LlamaBoard's
+    own defaults until changed), not the sidebar (after an imported YAML the sidebar showed the learner's run and
+    this page LlamaBoard's, without a word)."""
+    if context.setup is None:
+        return
+    if context.setup == run.setup:
+        st.caption(t(lang, "llamaboard.is_sidebar"))
+        return
+    try:
+        steps = make_plan(context.setup).max_steps
+    except (InputError, TrainerRefusal):
+        steps = "—"
+    st.info(t(lang, "llamaboard.not_sidebar", samples=context.setup.num_samples, steps=steps,
+              apply=t(lang, "llamaboard.apply")), icon=":material/info:")
+
+
 if plan is not None:
+    sidebar_source()
     calculator_view.cards(plan, lang, key="_llamaboard")
     with st.expander(t(lang, "llamaboard.arithmetic"), icon=":material/calculate:"):
         calculator_view.arithmetic(plan, lang)

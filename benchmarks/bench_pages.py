@@ -7,7 +7,8 @@ with `?figure=1` one plotly figure too: Streamlit loads and runs its plotly bund
 that draws one). For each page of `steplab_ui.navigation.PAGES` it counts the plotly figures the page draws (once,
 untimed), then opens it `--repeat` times, each in a new browser context (a new visitor, nothing cached), and times
 from `goto` to the page idle with its title and every figure drawn (Streamlit's own
-`data-test-script-state='notRunning'`, a figure's SVG; no fixed settle time). Then, on each page, a slider change:
+`data-test-script-state='notRunning'`, a figure's SVG; no fixed settle time), and to the sidebar drawn (none of
+its controls grey while the code for its kind loads; issue 27: the figures' plotly kept it grey). Then, on each page, a slider change:
 the sidebar's accumulation slider moved one stop with the keyboard, timed from the key press to the run's end (on
 the calculator also to the new total on its card).
 
@@ -46,11 +47,13 @@ from load import Server  # noqa: E402
 from steplab.i18n import fmt_int, t  # noqa: E402
 from steplab.teaching.presets import presets  # noqa: E402
 from steplab.trainer.plan import make_plan  # noqa: E402
+from steplab_ui.browser import READY, RECORD_SIDEBAR_DRAWN  # noqa: E402
 from steplab_ui.navigation import PAGES  # noqa: E402
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning'][data-test-connection-state='CONNECTED']"
+PAGE_RUN = f"() => !document.querySelector('.st-key-{READY}') && document.querySelector(\"{IDLE}\") !== null"
 
 
 def new_visitor(browser, init_script: str | None = None) -> Page:
@@ -69,22 +72,31 @@ SETTLE_MS = 4_000  # counting a page's figures (untimed): how long a page has to
 
 
 def wait_until_drawn(page: Page, figures: int) -> None:
-    """The page's title drawn, the app idle and `figures` plotly figures drawn."""
+    """The page's title drawn, the app idle past a new visitor's sidebar-only first run (`browser.sidebar_first`)
+    and `figures` plotly figures drawn."""
     page.wait_for_selector("[data-testid='stMain'] h1", timeout=120_000)
+    page.wait_for_function(PAGE_RUN, timeout=120_000)
     page.wait_for_selector(IDLE, timeout=120_000)
     page.wait_for_function(FIGURES_DRAWN, arg=figures, timeout=120_000)
 
 
-def load_seconds(browser, url: str, figures: int = 0) -> float:
-    """A new visitor's load of `url`: from `goto` to the title drawn, the app idle and `figures` plotly figures
-    drawn."""
-    page = new_visitor(browser)
+def load_times(browser, url: str, figures: int = 0) -> tuple[float, float | None]:
+    """A new visitor's load of `url`: seconds from `goto` to the title drawn, the app idle and `figures` plotly
+    figures drawn, and from the navigation's start (the page's clock) to the sidebar drawn (None on a page
+    without StepLab's menu)."""
+    page = new_visitor(browser, RECORD_SIDEBAR_DRAWN)
     start = time.perf_counter()
     page.goto(url, wait_until="domcontentloaded")
     wait_until_drawn(page, figures)
     seconds = time.perf_counter() - start
+    sidebar = page.evaluate("window.__steplabSidebar")
     page.context.close()
-    return seconds
+    return seconds, None if sidebar is None else sidebar / 1000
+
+
+def load_seconds(browser, url: str, figures: int = 0) -> float:
+    """`load_times`' first figure: the whole page drawn."""
+    return load_times(browser, url, figures)[0]
 
 
 def figures_on(browser, url: str) -> int:
@@ -92,7 +104,7 @@ def figures_on(browser, url: str) -> int:
     loading it also warms the server's caches for the page."""
     page = new_visitor(browser)
     page.goto(url)
-    page.wait_for_selector(IDLE, timeout=120_000)
+    page.wait_for_function(PAGE_RUN, timeout=120_000)
     page.wait_for_timeout(SETTLE_MS)
     count = page.evaluate("() => document.querySelectorAll('.js-plotly-plot').length")
     page.context.close()
@@ -237,13 +249,13 @@ def main() -> None:
                                                 for _ in range(args.repeat)))
             floor, figure_floor = floors
             print("load: goto -> title drawn, the app idle and every figure drawn (x: against the empty page, and "
-                  "against the empty page with one figure); slider: key press -> the new total shown, and -> the "
-                  "run ended and drawn")
+                  "against the empty page with one figure); sidebar: -> the sidebar drawn, no control of it grey; "
+                  "slider: key press -> the new total shown, and -> the run ended and drawn")
             print(f"  (empty) {floor * 1000:.0f} ms; (1 figure) {figure_floor * 1000:.0f} ms, "
                   f"{figure_floor / floor:.1f}x the empty page")
             header = f"{'page':<12} {'figures':>7}"
             for side in servers:
-                header += f" | {side + ' load':>14} {'x':>4} {'x fig':>5} {'numbers':>8} {'drawn':>6}"
+                header += f" | {side + ' load':>14} {'sidebar':>7} {'x':>4} {'x fig':>5} {'numbers':>8} {'drawn':>6}"
             print(header + (" | load ratio, drawn ratio" if args.baseline else ""))
             for _, _, path, _ in PAGES:
                 query = f"{'' if path == 'home' else path}?lang=en"
@@ -253,9 +265,12 @@ def main() -> None:
                     if side != "this":
                         figures_on(browser, urls[side])
                 loads: dict[str, list[float]] = {side: [] for side in servers}
+                sidebars: dict[str, list[float | None]] = {side: [] for side in servers}
                 for _ in range(args.repeat):
                     for side in servers:
-                        loads[side].append(load_seconds(browser, urls[side], drawn))
+                        load, sidebar = load_times(browser, urls[side], drawn)
+                        loads[side].append(load)
+                        sidebars[side].append(sidebar)
                 pages = {side: open_for_changes(browser, urls[side], drawn) for side in servers}
                 changes: dict[str, list[tuple[float, float | None]]] = {side: [] for side in servers}
                 for _ in range(args.repeat):
@@ -268,7 +283,7 @@ def main() -> None:
                 for side in servers:
                     load = statistics.median(loads[side])
                     over_figure = f"{load / figure_floor:>5.1f}" if drawn else f"{'':>5}"
-                    row += (f" | {load * 1000:>14.0f} {load / floor:>4.1f} {over_figure} "
+                    row += (f" | {load * 1000:>14.0f} {median_ms(sidebars[side]):>7} {load / floor:>4.1f} {over_figure} "
                             f"{median_ms([shown for _, shown in changes[side]]):>8} "
                             f"{median_ms([done for done, _ in changes[side]]):>6}")
                 if args.baseline:

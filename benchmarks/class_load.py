@@ -50,6 +50,7 @@ from steplab.classroom.store import Store  # noqa: E402
 from steplab.i18n import fmt_int, t  # noqa: E402
 from steplab.teaching.presets import presets  # noqa: E402
 from steplab.trainer.plan import make_plan  # noqa: E402
+from steplab_ui.browser import READY  # noqa: E402
 
 LANG = "en"
 SETUP = presets()["course_default"].setup()
@@ -72,6 +73,7 @@ class Tab:
     exceptions: int = 0
     fragments: dict[str, float] = field(default_factory=dict)  # fragment id -> interval (auto_rerun)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+    past_sidebar: bool = False  # the sidebar-first button was pressed (`steplab_ui.browser.sidebar_first`)
 
     async def open(self) -> None:
         self.ws = await connect(f"ws://127.0.0.1:{self.port}/_stcore/stream", subprotocols=["streamlit"],
@@ -117,6 +119,9 @@ class Tab:
                 self.fragments[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
             elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
                 self._element(msg.delta.new_element)
+                if READY in self.widgets and not self.past_sidebar:  # a new visitor's sidebar-only first run:
+                    self.past_sidebar = True  # the browser asks for the page once the sidebar is drawn
+                    await self.send((press(self.widgets[READY]),))
             self.changed.set()
 
     def _element(self, element) -> None:

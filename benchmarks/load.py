@@ -54,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 from steplab.i18n import fmt_int, t  # noqa: E402
 from steplab.trainer.plan import make_plan  # noqa: E402
 from steplab.trainer.setup import setup_from_mapping  # noqa: E402
+from steplab_ui.browser import READY  # noqa: E402
 
 PAGE = "calculator"
 LANG = "en"
@@ -251,6 +252,8 @@ class Session:
             return "exception"
         if which == "metric" and element.metric.label == self.total_label:
             self.total_value = element.metric.body
+        elif which == "button" and element.button.id.endswith(f"-{READY}"):
+            self.widgets[READY] = element.button.id
         elif which in ("number_input", "slider"):
             widget = getattr(element, which)
             for key in ("gradient_accumulation_steps", "num_samples", "num_samples__slider"):
@@ -286,6 +289,11 @@ async def student(port: int, changes: int, think: tuple[float, float], timeout: 
     try:
         await session.open()
         first = await session.rerun()
+        if first.ok and READY in session.widgets:  # the sidebar-only first run: the browser asks for the page
+            session.states = {READY: WidgetState(id=session.widgets[READY], trigger_value=True)}
+            page = await session.rerun()
+            first = RunResult(page.ok, first.seconds + page.seconds, page.why)
+            session.states = {}
         stats.first_loads.append(first.seconds)
         if not first.ok:
             stats.error(f"first load: {first.why}")

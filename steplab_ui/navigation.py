@@ -27,6 +27,11 @@ PAGES = (
 )
 
 
+# Pages whose first view draws plotly figures: there a new visitor's first run draws the sidebar only, and the page
+# comes once the sidebar is drawn (`browser.sidebar_first`); plotly's code kept the sidebar grey. A page without a
+# figure is drawn in one run (tests/test_app.py checks that the others draw none).
+FIGURE_PAGES = frozenset({"playground", "calculator", "schedule", "labs", "animation"})
+
 ROOT = Path(__file__).resolve().parents[1]
 _BUILT = "_steplab_nav_pages"
 

@@ -81,10 +81,17 @@ def _epoch_lines(result: Curve, lang: str, top: float, right: float) -> tuple[li
     return [trace], axis
 
 
+EVAL_MARKER = {"symbol": "diamond", "size": 9, "color": COLOURS["eval"], "line": {"width": 0}}
+CHECKPOINT_MARKER = {"symbol": "square-open", "size": 15, "color": COLOURS["checkpoint"],
+                     "line": {"width": 2, "color": COLOURS["checkpoint"]}}
+
+
 def _event_traces(result: Curve, lang: str) -> list[dict]:
     plan = result.plan
     traces = []
-    for kind, symbol, colour in (("eval", "diamond", "eval"), ("save", "square", "checkpoint")):
+    # Checkpoints first, as open squares larger than the diamonds, so that an evaluation at a checkpoint's step (the
+    # course saves and evaluates every 50 steps) shows its diamond inside the square instead of under it.
+    for kind, marker in (("save", CHECKPOINT_MARKER), ("eval", EVAL_MARKER)):
         steps = lr_curve.event_steps(plan, kind, MARKER_CAP)
         if not len(steps):
             continue
@@ -94,7 +101,7 @@ def _event_traces(result: Curve, lang: str) -> list[dict]:
             name += t(lang, "schedule.thinned", shown=fmt_int(len(steps)), count=fmt_int(count))
         traces.append({
             "type": "scatter", "x": steps, "y": lr_curve.rates_at(plan, steps), "mode": "markers", "name": name,
-            "marker": {"symbol": symbol, "size": 9, "color": COLOURS[colour], "line": {"width": 0}},
+            "marker": marker,
             "hovertemplate": t(lang, f"schedule.{kind}_hover") + "<extra></extra>",
         })
     return traces
@@ -155,13 +162,13 @@ def figure(result: Curve, lang: str, overlays: Sequence[Overlay] = (), presenter
             "mode": "lines", "name": t(lang, "schedule.run"), "line": {"color": COLOURS["update"], "width": 3},
             "hovertemplate": _lr_hover(lang) + "<extra></extra>",
         })
-    traces += _event_traces(result, lang)
-    if runs:
+    if runs:  # under the markers of the evaluation and checkpoint that often fall on the last update
         traces.append({
             "type": "scatter", "x": [runs], "y": [result.last], "mode": "markers", "name": t(lang, "schedule.stop"),
             "marker": {"symbol": "x", "size": 13, "color": COLOURS["update"], "line": {"width": 0}},
             "hovertemplate": t(lang, "schedule.stop_hover") + "<extra></extra>",
         })
+    traces += _event_traces(result, lang)
     layout = {
         "height": 440, "margin": {"l": 10, "r": 10, "t": 60, "b": 10}, "hovermode": "closest",
         "legend": {"orientation": "h", "yanchor": "top", "y": -0.16, "x": 0},

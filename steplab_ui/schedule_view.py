@@ -41,9 +41,10 @@ def type_changed(current: TrainingSetup) -> None:
     if name is None:  # cleared: the next run shows the setup's scheduler again
         return
     warmup, total = lr_curve.horizon(current) or (0, 0)
-    kwargs, removed, added = lr_curve.adapt_kwargs(name, current.scheduler_kwargs, current.trainer, warmup, total)
-    _apply(current, lr_scheduler_type=name, lr_scheduler_kwargs=kwargs)
-    st.session_state[NOTICE] = (name, removed, added)
+    switch = lr_curve.adapt_kwargs(name, current.scheduler_kwargs, current.trainer, warmup, total,
+                                   previous=current.lr_scheduler_type)
+    _apply(current, lr_scheduler_type=name, lr_scheduler_kwargs=switch.kwargs)
+    st.session_state[NOTICE] = (name, current.lr_scheduler_type, switch)
 
 
 def kwarg_changed(current: TrainingSetup, key: str) -> None:
@@ -64,6 +65,22 @@ def _default_text(value: object, lang: str) -> str:
     if value is None:
         return t(lang, "schedule.unset")
     return t(lang, "schedule.default", value=value)
+
+
+def _keys(keys: list[str]) -> str:
+    return ", ".join(f"`{key}`" for key in keys)
+
+
+def _switched(switch: lr_curve.Switch, name: str, previous: str, lang: str) -> None:
+    """What the switch did to each argument: none is carried over without a word."""
+    if switch.removed:
+        st.caption(t(lang, "schedule.switched_removed", name=name, keys=_keys(switch.removed)))
+    if switch.reset:
+        st.caption(t(lang, "schedule.switched_reset", name=name, previous=previous, keys=_keys(switch.reset)))
+    if switch.kept:
+        st.caption(t(lang, "schedule.switched_kept", name=name, previous=previous, keys=_keys(switch.kept)))
+    if switch.added:
+        st.caption(t(lang, "schedule.switched_added", name=name, keys=_keys(switch.added)))
 
 
 def scheduler_controls(current: TrainingSetup, lang: str) -> None:
@@ -91,11 +108,7 @@ def scheduler_controls(current: TrainingSetup, lang: str) -> None:
                     st.number_input(label, value=None, step=step, format=number_format, **common)
         notice = st.session_state.pop(NOTICE, None)
         if notice and notice[0] == name:
-            _, removed, added = notice
-            if removed:
-                st.caption(t(lang, "schedule.switched_removed", name=name, keys=", ".join(f"`{k}`" for k in removed)))
-            if added:
-                st.caption(t(lang, "schedule.switched_added", name=name, keys=", ".join(f"`{k}`" for k in added)))
+            _switched(notice[2], name, notice[1], lang)
         if name in METRIC_DRIVEN:
             st.caption(t(lang, "schedule.kwargs_plateau"))
         elif lr_curve.kwargs_dropped(name, profile):

@@ -23,6 +23,7 @@ from steplab.trainer.setup import DEFAULTS, TrainingSetup, parse_setup, setup_fr
 
 SHELL_SETUP = "_steplab_shell_setup"
 NOTICES = "_steplab_url_notices"
+CARRIED_NOTICES = "_steplab_url_notices_carried"  # a sidebar-only first run's notices, for the page's first run
 BIND = "query-params"
 
 # The main controls and their slider's round stops; range and kind come from the field table, the
@@ -140,7 +141,9 @@ def ensure_session() -> None:
         if not _is_set(refused_key(key)):  # a value just typed and refused is said beside its field instead
             notices.append(("url.ignored", key, setup_values[key]))
     _drop_url_parameters([key for code, key, _ in notices if code != "url.ignored"] + list(problems))
-    st.session_state[NOTICES] = notices
+    # a run that draws the sidebar only (`browser.sidebar_first`) leaves its notices to the page's run: the link's
+    # bad values are gone from the URL by then, and with them the reason to say anything
+    st.session_state[NOTICES] = st.session_state.pop(CARRIED_NOTICES, []) + notices
 
 
 def url_problems(raw: dict[str, str]) -> dict[str, SetupError]:
@@ -494,15 +497,17 @@ def start(standalone: bool = False) -> tuple[TrainingSetup | None, SetupError | 
 
     `standalone`: the page runs without `app.py` (AppTest of one page file), so it registers the pages itself.
     """
-    from steplab_ui import layout, navigation
+    from steplab_ui import browser, layout, navigation
 
     ensure_session()
     layout.readability_fixes()
     if standalone:
         navigation.register(normalise_language(st.session_state.get("lang") or st.query_params.get("lang")))
     lang = language_control()
+    browser.streamlit_words(lang)
     navigation.menu(lang)
     render_sidebar(lang)
+    browser.page_changes()
     return setup_from_widgets()
 
 

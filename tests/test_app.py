@@ -13,7 +13,7 @@ from steplab.i18n import catalogue, fmt_int, t
 from steplab.teaching.presets import presets
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
-from steplab_ui.navigation import PAGES
+from steplab_ui.navigation import FIGURE_PAGES, PAGES
 
 PAGE_FILES = [path for _, path, _, _ in PAGES]
 ROOT = Path(__file__).resolve().parents[1]
@@ -220,10 +220,10 @@ def test_home_sentence_counts_gpus_and_epochs(params, english, chinese):
 def test_filling_with_nothing_says_what_to_do(lang):
     """No paste and no file (or a file the browser turned away as too large): say so, the limit and what to do,
     not "the config has no keys"."""
-    from steplab.io.safe_yaml import MAX_BYTES
+    from steplab.dataset.files import MAX_FILE_BYTES
 
     at = run("app_pages/config.py", lang=lang)
-    nothing = t(lang, "config.nothing", mb=MAX_BYTES // 2**20)
+    nothing = t(lang, "config.nothing", mb=MAX_FILE_BYTES // 2**20)  # the uploader's cap: larger files stay in the browser
     for pasted in ("", "  \n "):
         at.text_area(key="config_text").set_value(pasted).run()
         first_button(at).click().run()
@@ -232,3 +232,12 @@ def test_filling_with_nothing_says_what_to_do(lang):
     at.text_area(key="config_text").set_value("# only a comment\n").run()
     first_button(at).click().run()  # a document without keys is still the parser's "empty"
     assert at.error and nothing not in [w.value for w in at.warning]
+
+
+@pytest.mark.parametrize("path", [path for _, path, url, _ in PAGES if url not in FIGURE_PAGES])
+def test_a_page_left_out_of_the_figure_pages_draws_no_figure_at_first(path):
+    """A new visitor's first page in `navigation.FIGURE_PAGES` gets its sidebar drawn first (`browser.sidebar_first`:
+    plotly's code kept the sidebar grey); one left out must draw no plotly figure when it opens, or it brings that
+    wait back."""
+    at = run(path)
+    assert not at.get("plotly_chart"), path

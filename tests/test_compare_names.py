@@ -36,3 +36,15 @@ def test_the_results_come_first_and_follow_a_changed_column(lang):
     at.number_input(key="cmp_1_gradient_accumulation_steps").set_value(32).run()
     assert t(lang, "compare.short.gradient_accumulation_steps", value="32") in list(at.table[0].value.columns)[1]
     assert at.markdown and f"**{list(at.table[0].value.columns)[1]}**" in [m.value for m in at.markdown]
+
+
+def test_the_column_holding_a_setup_is_found_whatever_the_number_types():
+    from steplab.teaching.compare import column_of
+    from steplab.teaching.presets import presets
+
+    chapter = [presets()[key].values for key in ("course_default", "course_batch2_acc8", "course_batch2_acc16")]
+    columns = [{**values, "world_size": 1, "trainer": "hf-5"} for values in chapter]
+    sidebar = presets()["course_default"].setup().to_dict()  # floats where the preset wrote whole numbers
+    assert isinstance(sidebar["num_train_epochs"], float) and column_of(columns, sidebar) == 0
+    assert column_of(columns, {**sidebar, "per_device_train_batch_size": 2}) == 1
+    assert column_of(columns, {**sidebar, "num_samples": 1090}) is None

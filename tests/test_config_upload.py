@@ -37,13 +37,15 @@ def fill_with_upload(at: AppTest, name: str, content: bytes) -> AppTest:
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_yaml_uploader_takes_exactly_what_is_read_and_says_so(lang):
-    """One limit: the browser refuses a YAML over `MAX_BYTES` (the uploader's cap, in Streamlit's MiB), the code
-    reads up to it, and the label states it. The server checks every upload against `server.maxUploadSize` alone,
-    whole request body included, so that takes the largest uploader's cap and a margin for the multipart framing:
-    the dataset files' (which got a 413 over 1 MB when the server's cap was 1)."""
+    """One limit read, `MAX_BYTES`, stated by the label. The browser lets a larger file through (up to the dataset
+    files' cap), so that the page says what is wrong with it in the user's language: a file the browser refused
+    stayed in the uploader beside the next one with Streamlit's English "File must be 1.0MB or smaller" (issue 27).
+    The server checks every upload against `server.maxUploadSize` alone, whole request body included, so that
+    takes the largest uploader's cap and a margin for the multipart framing: the dataset files' (which got a 413
+    over 1 MB when the server's cap was 1)."""
     at = page("config.py", lang)
     yaml_uploader, data_uploader = at.file_uploader(key="config_upload"), at.file_uploader(key="config_data_files")
-    assert yaml_uploader.proto.max_upload_size_mb * 2**20 == MAX_BYTES
+    assert yaml_uploader.proto.max_upload_size_mb * 2**20 == MAX_FILE_BYTES > MAX_BYTES
     assert yaml_uploader.label == t(lang, "config.file", mb=MAX_BYTES // 2**20)
     assert f"{MAX_BYTES // 2**20} MB" in yaml_uploader.label
     assert data_uploader.proto.max_upload_size_mb * 2**20 == MAX_FILE_BYTES
@@ -54,16 +56,19 @@ def test_the_yaml_uploader_takes_exactly_what_is_read_and_says_so(lang):
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_file_over_the_limit_is_refused_with_its_size_the_limit_and_what_to_do(lang):
-    """A file past the cap that still arrives (a client ignoring the browser's check) is refused before parsing:
-    its size, the limit in the uploader's unit and in bytes, and the hint to pick the training YAML."""
+    """A file past the cap is refused before parsing, said once as soon as it is chosen and once after Fill: its
+    size, the limit in the uploader's unit and in bytes, and the hint to pick the training YAML."""
     at = page("config.py", lang)
     before = at.session_state["per_device_train_batch_size"]
     content = YAML.encode() + b"#" * (MAX_BYTES + 1 - len(YAML.encode()))
+    at.file_uploader(key="config_upload").upload("train.yaml", content, "application/x-yaml").run()
+    assert len(at.error) == 1 and fmt_int(len(content)) in at.error[0].value
     fill_with_upload(at, "train.yaml", content)
+    assert len(at.error) == 1
     said = " ".join(e.value for e in at.error)
     assert fmt_int(len(content)) in said and fmt_int(MAX_BYTES) in said and f"{MAX_BYTES // 2**20} MB" in said
     assert t(lang, "config_io.too_large.hint").strip() in said
-    assert t(lang, "config.nothing", mb=MAX_BYTES // 2**20) not in [w.value for w in at.warning]
+    assert t(lang, "config.nothing", mb=MAX_FILE_BYTES // 2**20) not in [w.value for w in at.warning]
     assert at.session_state["per_device_train_batch_size"] == before and not at.success
 
 
@@ -93,3 +98,22 @@ def test_a_gbk_yaml_is_told_to_be_saved_as_utf8(lang):
                      offset=len(b"# "))
     assert not at.success
 
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_fills_message_stands_only_while_its_paste_is_there(lang):
+    """Issue 27: an error stays with the paste it was about and goes with the next one (it stood beside the next
+    paste's); a successful import's message stays when the box is empty again (Streamlit empties it when the
+    learner comes back from another page), since the import still stands."""
+    at = page("config.py", lang)
+    at.text_area(key="config_text").set_value("per_device_train_batch_size: [\n").run()
+    first_button(at).click().run()
+    assert len(at.error) == 1
+    at.text_area(key="config_text").set_value(YAML).run()
+    assert not at.error and not at.success
+    first_button(at).click().run()
+    assert [s.value for s in at.success] == [t(lang, "config.applied")]
+    at.text_area(key="config_text").set_value("").run()
+    assert [s.value for s in at.success] == [t(lang, "config.applied")]
+    at.text_area(key="config_text").set_value("num_samples: 5\n").run()
+    assert not at.success and not at.error

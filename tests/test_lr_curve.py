@@ -336,16 +336,54 @@ def test_starters_make_every_scheduler_buildable_in_every_release():
 
 
 def test_adapt_kwargs_keeps_removes_and_adds():
-    kwargs, removed, added = lr_curve.adapt_kwargs("linear", {"num_cycles": 1.5}, "hf-5", 0, 150)
-    assert (kwargs, removed, added) == ({}, ["num_cycles"], [])
-    kwargs, removed, added = lr_curve.adapt_kwargs("cosine_with_min_lr", {"num_cycles": 1.5}, "hf-5", 0, 150)
-    assert kwargs == {"num_cycles": 1.5, "min_lr_rate": 0.1} and added == ["min_lr_rate"]
-    kwargs, _, added = lr_curve.adapt_kwargs("warmup_stable_decay", {}, "hf-5", 15, 150)
-    assert kwargs == {"num_decay_steps": 90} and added == ["num_decay_steps"]  # LLaMA-Factory: S = ⌊135 / 3⌋
-    kwargs, _, _ = lr_curve.adapt_kwargs("warmup_stable_decay", {}, "hf-4.46", 15, 150)
-    assert kwargs == {"num_stable_steps": 45, "num_decay_steps": 90}
-    kwargs, _, added = lr_curve.adapt_kwargs("cosine_with_min_lr", {"min_lr": 1e-6}, "hf-5", 0, 150)
-    assert kwargs == {"min_lr": 1e-6} and added == []
+    switch = lr_curve.adapt_kwargs("linear", {"num_cycles": 1.5}, "hf-5", 0, 150)
+    assert (switch.kwargs, switch.removed, switch.added) == ({}, ["num_cycles"], [])
+    switch = lr_curve.adapt_kwargs("cosine_with_min_lr", {"num_cycles": 1.5}, "hf-5", 0, 150)
+    assert switch.kwargs == {"num_cycles": 1.5, "min_lr_rate": 0.1} and switch.added == ["min_lr_rate"]
+    switch = lr_curve.adapt_kwargs("warmup_stable_decay", {}, "hf-5", 15, 150)
+    assert switch.kwargs == {"num_decay_steps": 90} and switch.added == ["num_decay_steps"]  # LLaMA-Factory: S = ⌊135 / 3⌋
+    assert lr_curve.adapt_kwargs("warmup_stable_decay", {}, "hf-4.46", 15, 150).kwargs == {
+        "num_stable_steps": 45, "num_decay_steps": 90}
+    switch = lr_curve.adapt_kwargs("cosine_with_min_lr", {"min_lr": 1e-6}, "hf-5", 0, 150)
+    assert switch.kwargs == {"min_lr": 1e-6} and switch.added == []
+
+
+@pytest.mark.parametrize("profile", ["hf-5", "hf-4.57", "hf-4.51", "hf-4.46"])
+def test_an_argument_that_means_something_else_is_not_carried_over(profile):
+    """Issue 27: `num_cycles: 3` of cosine-with-restarts (three hard restarts) carried into warmup-stable-decay made
+    its cosine decay oscillate three times and end at the peak. It is reset (said), while a `num_cycles` that means
+    the same in both (cosine's half-waves) is kept (said too). Checked on the curve the real scheduler draws: the
+    switched WSD ends at its floor, as a WSD does."""
+    warmup, total = 15, 150
+    switch = lr_curve.adapt_kwargs("warmup_stable_decay", {"num_cycles": 3}, profile, warmup, total,
+                                   previous="cosine_with_restarts")
+    assert "num_cycles" not in switch.kwargs and switch.reset == ["num_cycles"] and not switch.kept
+    setup = setup_from_mapping({"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
+                                "warmup_steps": warmup, "max_steps": total, "lr_scheduler_type": "warmup_stable_decay",
+                                "lr_scheduler_kwargs": switch.kwargs, "trainer": profile})[0]
+    plan = make_plan(setup)
+    rates = plan.learning_rates()
+    assert rates[-1] < 0.01 * setup.learning_rate < rates.max()
+    kept = lr_curve.adapt_kwargs("warmup_stable_decay", {"num_cycles": 1.5}, profile, warmup, total, previous="cosine")
+    assert kept.kwargs["num_cycles"] == 1.5 and kept.kept == ["num_cycles"] and not kept.reset
+    back = lr_curve.adapt_kwargs("cosine_with_restarts", {"num_cycles": 0.5}, profile, warmup, total, previous="cosine")
+    assert "num_cycles" not in back.kwargs and back.reset == ["num_cycles"]
+
+
+def test_the_two_meanings_of_num_cycles_are_the_real_signatures():
+    """The defaults that tell the meanings apart are those of the installed transformers' own functions."""
+    import inspect
+
+    from transformers import optimization
+
+    def default(function):
+        return inspect.signature(function).parameters["num_cycles"].default
+
+    assert default(optimization.get_cosine_with_hard_restarts_schedule_with_warmup) == 1
+    assert default(optimization.get_cosine_schedule_with_warmup) == default(optimization.get_wsd_schedule) == 0.5
+    accepted = {name: lr_curve.accepted_kwargs(name, "hf-5").get("num_cycles")
+                for name in ("cosine_with_restarts", "cosine", "warmup_stable_decay")}
+    assert accepted == {"cosine_with_restarts": 1, "cosine": 0.5, "warmup_stable_decay": 0.5}
 
 
 def test_set_kwarg():

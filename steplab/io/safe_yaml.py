@@ -85,13 +85,18 @@ def _too_large(what: str, size: int, *, hint: bool) -> ConfigError:
                        mb=MAX_BYTES / 2**20, hint=msg("config_io.too_large.hint") if hint else "")
 
 
+def check_size(size: int) -> None:
+    """Refuse a file of `size` bytes before it is read when it is over `MAX_BYTES` (what `decode` would say)."""
+    if size > MAX_BYTES:
+        raise _too_large("file_bytes", size, hint=True)
+
+
 def decode(text: str | bytes) -> str:
     """Pasted text or uploaded bytes as a string within `MAX_BYTES`; bytes in UTF-8, UTF-16 or UTF-32 (`_encoding`),
     a byte-order mark dropped."""
     if isinstance(text, bytes | bytearray | memoryview):
         raw = bytes(text)
-        if len(raw) > MAX_BYTES:
-            raise _too_large("file_bytes", len(raw), hint=True)
+        check_size(len(raw))
         codec = _encoding(raw)
         try:
             text = raw.decode(codec)

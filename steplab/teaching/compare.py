@@ -15,6 +15,16 @@ COMPARE_FIELDS = ("num_samples", "per_device_train_batch_size", "gradient_accumu
                   "num_train_epochs", "eval_steps", "trainer")
 
 
+def column_of(setups: list[dict[str, Any]], values: dict[str, Any]) -> int | None:
+    """The index of the first column holding `values` (compared on `COMPARE_FIELDS`, 3 the same as 3.0), or None."""
+    def key(column: dict[str, Any]) -> tuple:
+        return tuple(float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
+                     for v in (column.get(field) for field in COMPARE_FIELDS))
+
+    wanted = key(values)
+    return next((index for index, column in enumerate(setups) if key(column) == wanted), None)
+
+
 @dataclass(frozen=True)
 class Row:
     label: str

@@ -445,15 +445,35 @@ def starter_kwargs(name: str, profile: str, warmup: int, total: int) -> dict[str
     return {}
 
 
-def adapt_kwargs(name: str, kwargs: Mapping[str, Any], profile: str, warmup: int,
-                 total: int) -> tuple[dict[str, Any], list[str], list[str]]:
-    """Arguments for switching to scheduler `name`: keep what it takes, add what it needs.
+@dataclass(frozen=True)
+class Switch:
+    """Arguments for a scheduler switched to: `kwargs`, and what happened to each argument of the one before:
+    `removed` (the new one does not take it), `reset` (it takes an argument of that name that means something
+    else, told by a different default: back to the new one's default), `kept` (the same argument in both), and
+    `added` (starting values the new one cannot be built without)."""
 
-    Returns (new kwargs, removed keys, added keys).
+    kwargs: dict[str, Any]
+    removed: list[str]
+    reset: list[str]
+    kept: list[str]
+    added: list[str]
+
+
+def adapt_kwargs(name: str, kwargs: Mapping[str, Any], profile: str, warmup: int, total: int,
+                 previous: str | None = None) -> Switch:
+    """Arguments for switching from scheduler `previous` to `name`: keep what means the same in both, add what
+    `name` needs.
+
+    One name can mean two things: `num_cycles` counts hard restarts in `cosine_with_restarts` (default 1) and
+    cosine half-waves everywhere else (default 0.5); carried from one into the other, 3 restarts became a
+    warmup-stable-decay whose decay oscillated three times and ended at the peak. An argument whose default differs
+    between the two signatures is therefore not carried over. Without `previous`, every argument `name` takes is kept.
     """
     accepted = accepted_kwargs(name, profile)
-    kept = {key: value for key, value in kwargs.items() if key in accepted}
+    before = accepted_kwargs(previous, profile) if previous in schedules.SCHEDULER_TYPES else {}
     removed = [key for key in kwargs if key not in accepted]
+    reset = [key for key in kwargs if key in accepted and key in before and before[key] != accepted[key]]
+    kept = {key: value for key, value in kwargs.items() if key in accepted and key not in reset}
     added = []
     starters = starter_kwargs(name, profile, warmup, total)
     if name in ("cosine_with_min_lr", "cosine_warmup_with_min_lr"):
@@ -466,7 +486,8 @@ def adapt_kwargs(name: str, kwargs: Mapping[str, Any], profile: str, warmup: int
             if kept.get(key) is None:
                 kept[key] = value
                 added.append(key)
-    return kept, removed, added
+    carried = [key for key in kwargs if key in kept and key not in added]
+    return Switch(kept, removed, reset, carried, added)
 
 
 def set_kwarg(kwargs: Mapping[str, Any], key: str, value: Any) -> dict[str, Any]:
@@ -498,8 +519,9 @@ def variant(plan: Plan, kind: str, value: Any) -> TrainingSetup:
     """The plan's setup with one thing changed: another scheduler, a `max_steps`, or an epoch count (epoch-driven)."""
     setup = plan.setup
     if kind == "scheduler":
-        kwargs, _, _ = adapt_kwargs(value, setup.scheduler_kwargs, plan.profile.id, plan.warmup_steps, plan.max_steps)
-        return setup.replace(lr_scheduler_type=value, lr_scheduler_kwargs=kwargs)
+        switch = adapt_kwargs(value, setup.scheduler_kwargs, plan.profile.id, plan.warmup_steps, plan.max_steps,
+                              previous=setup.lr_scheduler_type)
+        return setup.replace(lr_scheduler_type=value, lr_scheduler_kwargs=switch.kwargs)
     if kind == "max_steps":
         return setup.replace(max_steps=int(value))
     if kind == "epochs":

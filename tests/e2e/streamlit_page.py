@@ -9,6 +9,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
+from steplab_ui.browser import READY
 
 TIMEOUT_MS = 60_000
 HEIGHT = 900  # the browser window of the screenshot tests
@@ -17,11 +18,18 @@ COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accum
           "world_size": 1, "num_train_epochs": 3}
 
 
+# A new visitor's first run draws the sidebar and the page's title only, with a hidden button the page's script
+# clicks once the sidebar is drawn (steplab_ui/browser.py `sidebar_first`): the page is there after the next run.
+PAGE_RUN = f"""() => !document.querySelector(".st-key-{READY}")
+    && document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']") !== null"""
+
+
 def wait_for_app_run(page: Page, timeout: int = TIMEOUT_MS) -> None:
-    """Idle the way Streamlit's suite waits: connected, script not running, then a short settle."""
+    """Idle the way Streamlit's suite waits: connected, script not running (and past a new visitor's sidebar-only
+    first run), then a short settle."""
     page.wait_for_timeout(155)
     page.wait_for_selector("[data-testid='stApp'][data-test-connection-state='CONNECTED']", timeout=timeout)
-    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout)
+    page.wait_for_function(PAGE_RUN, timeout=timeout)
     page.wait_for_timeout(100)
 
 

@@ -6,7 +6,9 @@ serves the page.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from urllib.parse import parse_qs, quote, urlparse
 
 import pytest
 from playwright.sync_api import BrowserContext, Locator, Page, expect
@@ -15,6 +17,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from steplab.i18n import t
 from steplab.teaching import lr_curve
 from steplab.trainer import geometry
+from steplab.trainer.events import events
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
 
@@ -154,4 +157,70 @@ def test_stop_before_the_horizon_with_overlays(context: BrowserContext, app_serv
     grow_to_full_height(page, 1280)
     page.screenshot(path=screenshot_dir / "lr-schedule-en-1280-light-stops-early.png", full_page=True,
                     animations="disabled")
+    expect_no_exception(page)
+
+
+COVERED = """([eval, checkpoint]) => {
+    const points = [...document.querySelectorAll("[data-testid='stPlotlyChart'] g.scatterlayer path.point")];
+    const box = (p) => p.getBoundingClientRect();
+    const filled = (p) => p.style.fill && p.style.fill !== "none" && Number(p.style.fillOpacity || 1) > 0;
+    const problems = [];
+    points.forEach((point, index) => {
+        const b = box(point), x = b.left + b.width / 2, y = b.top + b.height / 2;
+        const later = points.slice(index + 1).filter((p) => {
+            const c = box(p);
+            return c.left <= x && x <= c.right && c.top <= y && y <= c.bottom;
+        });
+        if (point.style.fill === eval && later.some(filled)) problems.push(`an evaluation at (${x}, ${y}) is covered`);
+        if (point.style.stroke === checkpoint && later.some((p) => box(p).width >= b.width))
+            problems.push(`a checkpoint at (${x}, ${y}) is covered`);
+    });
+    return [points.filter((p) => p.style.fill === eval).length, problems];
+}"""
+
+
+def rgb(colour: str) -> str:
+    """`#rrggbb` as the browser writes a computed colour."""
+    return "rgb({}, {}, {})".format(*(int(colour[i:i + 2], 16) for i in (1, 3, 5)))
+
+
+@pytest.mark.parametrize("lang", ["zh"])
+def test_an_evaluation_at_a_checkpoint_shows_both_markers(page: Page, app_server: StreamlitServer, lang: str) -> None:
+    """The course evaluates and saves every 50 steps: each evaluation's diamond stays in sight inside its
+    checkpoint's open square (a filled square drawn after it hid it), and nothing hides a checkpoint."""
+    from steplab_ui.layout import COLOURS
+
+    open_app(page, schedule_url(app_server.url, lang))
+    wait_until_drawn(page, lang)
+    plan = make_plan(setup_from_mapping({**COURSE, "eval_strategy": "steps", "eval_steps": 50, "save_steps": 50})[0])
+    evaluations = events(plan, "eval").steps()
+    assert set(evaluations) <= set(events(plan, "save").steps()) and len(evaluations) == 3
+    count, problems = page.evaluate(COVERED, [rgb(COLOURS["eval"]), rgb(COLOURS["checkpoint"])])
+    assert count == len(evaluations) and not problems, problems
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_switching_scheduler_says_what_became_of_each_argument(page: Page, app_server: StreamlitServer,
+                                                               lang: str) -> None:
+    """cosine_with_restarts with `num_cycles: 3`, switched to warmup_stable_decay: `num_cycles` (three hard restarts
+    there, cosine half-waves here) is not carried over, and the page says so; the decay then ends at its floor as a
+    WSD does (it oscillated and ended near the peak)."""
+    kwargs = '{"num_cycles": 3}'
+    open_app(page, schedule_url(app_server.url, lang, lr_scheduler_type="cosine_with_restarts",
+                                lr_scheduler_kwargs=quote(kwargs)))
+    wait_until_drawn(page, lang)
+    main = page.get_by_test_id("stMain")
+    box = main.get_by_test_id("stSelectbox").filter(has_text=t(lang, "schedule.field.type").replace("`", ""))
+    choose_option(page, box, "warmup_stable_decay")
+    wait_for_app_run(page)
+    reset = t(lang, "schedule.switched_reset", name="warmup_stable_decay", previous="cosine_with_restarts",
+              keys="`num_cycles`").replace("`", "")
+    expect(main.get_by_test_id("stCaptionContainer").filter(has_text=reset)).to_be_visible()
+    setup = setup_from_mapping({**COURSE, "eval_strategy": "steps", "eval_steps": 50,
+                                "lr_scheduler_type": "warmup_stable_decay",
+                                "lr_scheduler_kwargs": json.loads(parse_qs(urlparse(page.url).query)["lr_scheduler_kwargs"][0])})[0]
+    assert "num_cycles" not in setup.scheduler_kwargs
+    plan = make_plan(setup)
+    assert plan.learning_rates()[-1] < 0.01 * setup.learning_rate
+    expect(main).to_contain_text(lr_curve.summary(lr_curve.curve(plan)).get(lang))
     expect_no_exception(page)

@@ -11,8 +11,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import Page, expect
 
+from steplab.dataset.files import MAX_FILE_BYTES
 from steplab.i18n import fmt_float, fmt_int, t
-from steplab.io.safe_yaml import MAX_BYTES
 from steplab.teaching.presets import presets
 from steplab.trainer.plan import make_plan
 
@@ -169,9 +169,9 @@ def test_a_non_yaml_upload_says_what_was_wrong(page: Page, app_server: Streamlit
     expect(errors.filter(has_text=said)).to_have_count(1)  # beside the file, before anything is clicked
     page.get_by_role("button", name=t(lang, "config.apply")).click()
     wait_for_app_run(page)
-    expect(errors.filter(has_text=said)).to_have_count(2)
+    expect(errors.filter(has_text=said)).to_have_count(1)  # said once: now under the button (issue 27)
     body = page.get_by_test_id("stMain").inner_text()
-    assert t(lang, "config_io.empty") not in body and t(lang, "config.nothing", mb=MAX_BYTES // 2**20) not in body
+    assert t(lang, "config_io.empty") not in body and t(lang, "config.nothing", mb=MAX_FILE_BYTES // 2**20) not in body
     expect_no_exception(page)
 
 

@@ -31,23 +31,30 @@ def config_page(page: Page, app_server: StreamlitServer, lang: str) -> None:
 
 
 @pytest.mark.parametrize("lang", ["zh"])  # English: tests/test_config_upload.py (AppTest)
-def test_a_yaml_the_browser_refuses_as_too_large_is_explained(page: Page, app_server: StreamlitServer,
-                                                              lang: str) -> None:
-    """A 10 MB "YAML": the browser turns it away (it never reaches the server), and "Fill" then says that a file
-    marked in the uploader is over the limit, the limit the uploader's label states, and what to do."""
+def test_a_yaml_too_large_to_read_is_explained(page: Page, app_server: StreamlitServer, lang: str) -> None:
+    """A 10 MB "YAML": it reaches the page (the browser used to turn it away with Streamlit's English "File must be
+    1.0MB or smaller", which stayed beside the next file), which says at once, in the user's language, its size
+    and the limit the label states; "Fill" refuses it in the same words, once, not "nothing was read"."""
     config_page(page, app_server, lang)
     page.get_by_role("tab", name=t(lang, "config.upload")).click()
     uploader = page.get_by_test_id("stTabs").get_by_test_id("stFileUploader")
     expect(uploader).to_contain_text(t(lang, "config.file", mb=MB))
+    big = b"a: 1\n" + b"#" * (10 * 2**20)
     uploader.locator("input[type='file']").set_input_files(
-        {"name": "big.yaml", "mimeType": "application/x-yaml", "buffer": b"a: 1\n" + b"#" * (10 * 2**20)})
+        {"name": "big.yaml", "mimeType": "application/x-yaml", "buffer": big})
     wait_for_app_run(page)
     expect(uploader).to_contain_text("big.yaml")
+    errors = page.get_by_test_id("stAlertContentError")
+    expect(errors).to_have_count(1)
+    expect(errors).to_contain_text(fmt_int(len(big)))
+    expect(errors).to_contain_text(f"{MB} MB")
     page.get_by_role("button", name=t(lang, "config.apply")).click()
     wait_for_app_run(page)
-    expect(page.get_by_test_id("stAlertContentWarning")).to_contain_text(t(lang, "config.nothing", mb=MB))
+    expect(errors).to_have_count(1)
+    expect(errors).to_contain_text(fmt_int(len(big)))
     body = page.get_by_test_id("stMain").inner_text()
-    assert t(lang, "config_io.empty") not in body
+    assert t(lang, "config_io.empty") not in body and "must be" not in body
+    expect(page.get_by_test_id("stAlertContentWarning")).to_have_count(0)
     expect_no_exception(page)
 
 
