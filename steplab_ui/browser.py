@@ -26,7 +26,7 @@ Two kinds of script, both run in the page itself (no frame, nothing fetched):
     element before the code for its kind has loaded, and the main column's figures bring plotly (4.7 MB, seconds of a busy
     browser's main thread): the sidebar's controls stood grey until the figures were drawn, 14 s after the page
     said it was idle on /schedule on a busy machine.
-  - `streamlit_words`: the one word of Streamlit's own that CSS can reach, the uploader's "Upload" button, in the
+  - `streamlit_words`: the one word of Streamlit's own a script can reach, the uploader's "Upload" button, in the
     user's language (Streamlit 1.67 has no setting for any of its own words; see the function).
 
 Each script sits in a container no one sees (keyed `HIDDEN_KEY…`), so it takes no room on the page.
@@ -196,26 +196,37 @@ def capped_note(key: str, text: str) -> None:
 </style><div class="{note}" role="alert">{html.escape(text)}</div>""")
 
 
-UPLOAD_BUTTON = "[data-testid='stFileUploaderDropzone'] [data-testid='stBaseButton-secondary'] [data-testid='stMarkdownContainer']"
+UPLOAD_BUTTON = "[data-testid='stFileUploaderDropzone'] [data-testid='stBaseButton-secondary'] [data-testid='stMarkdownContainer'] p"
+
+_WORDS = """<script>
+(() => {
+  window.steplabUploadWord = WORD;
+  const put = () => {
+    for (const text of document.querySelectorAll(BUTTON)) {
+      if (text.textContent !== window.steplabUploadWord) text.textContent = window.steplabUploadWord;
+    }
+  };
+  put();
+  if (window.steplabWords) return;
+  window.steplabWords = true;
+  new MutationObserver(put).observe(document.body, {subtree: true, childList: true, characterData: true});
+})();
+</script>"""
 
 
 def streamlit_words(lang: str) -> None:
-    """The file uploader's "Upload" button in the user's language (nothing to do in English).
+    """The file uploader's "Upload" button in the user's language.
 
     Streamlit 1.67 writes its own words in English in its frontend bundle, with no setting or parameter for any
     of them: the uploader's "Upload", "Drag and drop a file here", "… per file", "File must be … or smaller",
     "Only one file is allowed", "… files are not allowed", and the connection dialog ("Connection error", "Is
     Streamlit still running?"). What a page can set is its label (StepLab's states the limit in the user's
     language) and `max_upload_size` (/config's YAML uploader takes files up to the server's cap, so that a large
-    file is refused by the page in the user's language, not by the browser in English). The button's word is
-    replaced here; its English text is hidden (`display: none`, so not read out either)."""
-    if lang == "en":
-        return
-    word = t(lang, "streamlit.upload").replace("\\", "").replace('"', "")
-    st.html(f"""<style>
-{UPLOAD_BUTTON} p {{ display: none; }}
-{UPLOAD_BUTTON}::after {{ content: "{word}"; }}
-</style>""")
+    file is refused by the page in the user's language, not by the browser in English). The button's own text
+    is replaced here, as text (a screen reader and axe read it; CSS generated content, tried first, is not the
+    button's name to axe), and put back after a switch to English."""
+    script = _WORDS.replace("WORD", json.dumps(t(lang, "streamlit.upload"))).replace("BUTTON", json.dumps(UPLOAD_BUTTON))
+    _script(f"{HIDDEN_KEY}_words", script)
 
 
 READY = "steplab_sidebar_drawn"  # the hidden button's key, and (as a plain key) the session's mark that it was clicked

@@ -20,7 +20,7 @@ from steplab.i18n import catalogue, fmt_int, fmt_lr
 from steplab.teaching.timeline import build_timeline
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
-from steplab_ui import animation_view, layout, presenter
+from steplab_ui import animation_view, browser, layout, presenter
 from steplab_ui.animation_html import animation_figure, export_html
 from steplab_ui.layout import COLOURS
 
@@ -171,7 +171,8 @@ def test_presenter_mode_from_the_url():
     assert at.button(key=presenter.SWITCH).label == catalogue("en")["presenter.leave"]
     assert at.query_params["presenter"] == "1"
     assert not any("Measured, not computed" in m.value for m in at.markdown)  # only the animation
-    styles = [e.proto.body for e in at.get("html") if "stSidebar" in e.proto.body]  # the presenter style
+    bodies = [e.proto.body for e in at.get("html") if browser.HIDDEN_KEY not in e.proto.body]  # not the page scripts
+    styles = [body for body in bodies if "stSidebar" in body]  # the presenter style
     assert len(styles) == 1 and "<script" not in styles[0]
     assert len(at.metric) == 6
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)

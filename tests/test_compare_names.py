@@ -43,8 +43,8 @@ def test_the_column_holding_a_setup_is_found_whatever_the_number_types():
     from steplab.teaching.presets import presets
 
     chapter = [presets()[key].values for key in ("course_default", "course_batch2_acc8", "course_batch2_acc16")]
-    columns = [{**values, "world_size": 1, "trainer": "hf-5"} for values in chapter]
     sidebar = presets()["course_default"].setup().to_dict()  # floats where the preset wrote whole numbers
+    columns = [{**values, "world_size": 1, "trainer": sidebar["trainer"]} for values in chapter]
     assert isinstance(sidebar["num_train_epochs"], float) and column_of(columns, sidebar) == 0
     assert column_of(columns, {**sidebar, "per_device_train_batch_size": 2}) == 1
     assert column_of(columns, {**sidebar, "num_samples": 1090}) is None
