@@ -2,7 +2,7 @@
 side by side, and packing 20,000 rows by token length with the tiny model's tokenizer.json.
 
 Each figure comes from a fresh process (so its peak memory is its own): the median time of the reading and of the
-whole funnel over several runs, rows per second, and the process's peak resident memory above what it held
+whole funnel over several runs (wall and CPU: process time, all threads), rows per second, and the process's peak resident memory above what it held
 after its imports, with Arrow's own peak allocation. The machine is shared and noisy: quote medians.
 Run: python benchmarks/bench_dataset.py [--runs 5] [--rows 1000000]
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -22,28 +23,34 @@ ROOT = Path(__file__).resolve().parents[1]
 ASSETS = ROOT / "tests" / "data" / "llamafactory-runs" / "assets"
 
 MEASURE = r"""
-import json, resource, statistics, sys, time
+import json, statistics, sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 import pyarrow as pa
 from steplab.dataset.files import read_dataset
 from steplab.dataset.load import funnel_from_files
 values, folder, runs = json.loads(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def status_mib(key):  # VmRSS: resident now; VmHWM: its peak in this process image (ru_maxrss is kept across
+    # exec on Linux, so a child's would be the parent's when the parent was larger)
+    line = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith(key))
+    return int(line.split()[1]) / 1024
+before = status_mib("VmRSS")
 name = values["dataset"]
-reads, wholes = [], []
+reads, wholes, cpus = [], [], []
 for _ in range(runs):
     start = time.perf_counter()
     table = read_dataset([folder / f"{name}.jsonl"], name)
     reads.append(time.perf_counter() - start)
     rows = table.num_rows
     del table
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     funnel = funnel_from_files(values, Path("."))
     wholes.append(time.perf_counter() - start)
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"read": statistics.median(reads), "whole": statistics.median(wholes), "rows": rows,
-                  "train": funnel.train_examples, "peak_mib": (after - before) / 1024,
+    cpus.append(time.process_time() - cpu)
+peak = status_mib("VmHWM")
+print(json.dumps({"read": statistics.median(reads), "whole": statistics.median(wholes),
+                  "cpu": statistics.median(cpus), "rows": rows,
+                  "train": funnel.train_examples, "peak_mib": peak - before, "base_mib": before,
                   "arrow_peak_mib": pa.default_memory_pool().max_memory() / 2**20}))
 """
 
@@ -87,12 +94,14 @@ def main() -> None:
                              "columns": {"messages": "conversations"}}}
         (folder / "dataset_info.json").write_bytes(orjson.dumps(info))
         print(f"{args.rows:,} rows of JSON Lines, median of {args.runs} runs, each kind in a process of its own:")
-        print(f"{'kind':<10} {'MiB':>6} {'read':>7} {'funnel':>7} {'rows/s':>11} {'train':>9} {'peak RSS':>9} "
-              f"{'Arrow peak':>10}")
+        print(f"load average when started: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; 'funnel' is the whole "
+              "count (wall), 'CPU' its process time (all threads)")
+        print(f"{'kind':<10} {'MiB':>6} {'read':>7} {'funnel':>7} {'CPU':>7} {'rows/s':>11} {'train':>9} "
+              f"{'peak RSS':>9} {'Arrow peak':>10}")
         for kind in ("alpaca", "sharegpt"):
             size = (folder / f"{kind}.jsonl").stat().st_size / 2**20
             result = measure({"dataset": kind, "dataset_dir": str(folder)}, folder, args.runs)
-            print(f"{kind:<10} {size:>6.1f} {result['read']:>6.2f}s {result['whole']:>6.2f}s "
+            print(f"{kind:<10} {size:>6.1f} {result['read']:>6.2f}s {result['whole']:>6.2f}s {result['cpu']:>6.2f}s "
                   f"{result['rows'] / result['whole']:>11,.0f} {result['train']:>9,} {result['peak_mib']:>5.0f} MiB "
                   f"{result['arrow_peak_mib']:>6.0f} MiB")
         packing = {"dataset": "small", "dataset_dir": str(folder), "packing": True, "cutoff_len": 64,
