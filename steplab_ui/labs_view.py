@@ -22,7 +22,7 @@ from steplab.i18n import fmt_float, fmt_int, fmt_lr, t
 from steplab.labs import TOLERANCE, readings
 from steplab.labs import chapter_memory as chapter
 from steplab.trainer.plan import Plan
-from steplab_ui import presenter
+from steplab_ui import layout, presenter
 from steplab_ui.layout import COLOURS
 
 if TYPE_CHECKING:
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from steplab.labs.overfitting import Checkpoint, OverfitRun
     from steplab.labs.token_weighting import TokenWeightingResult
 
-CHART_CONFIG = {"displaylogo": False}
 TOKEN_LAB_SEED = 0  # lab B runs with this seed (the method text says which)
 MISSING = "—"  # a table cell with no value (no single gradient to compare)
 SCIENTIFIC_BELOW = 1e-3  # smaller numbers are written as 4.2e-17
@@ -116,10 +115,9 @@ def run_memory() -> ActivationMeasurement:
 
 
 def chart(figure: go.Figure, key: str, sentence: str) -> None:
-    """Draw a figure that follows the theme, with its text alternative as `alt` and as a visible caption
-    (presenter view: a copy with projector-sized words)."""
-    shown = presenter.enlarged(figure) if presenter.is_on() else figure
-    st.plotly_chart(shown, key=key, alt=sentence, config=CHART_CONFIG, theme="streamlit")
+    """Draw a figure with its text alternative as `alt` and as a visible caption (presenter view: a copy with
+    projector-sized words)."""
+    layout.chart(presenter.enlarged(figure) if presenter.is_on() else figure, key, sentence)
     st.caption(sentence)
 
 

@@ -11,7 +11,7 @@ from steplab.errors import InputError
 from steplab.i18n import fmt_int, t
 from steplab.teaching.lessons import FUNNEL_DATASETS, Block, Lesson, yaml_val_size
 from steplab.trainer.fields import DATA_FIELDS, MAX_SAMPLES
-from steplab_ui import calculator_view, compare_view, labs_view, state
+from steplab_ui import calculator_view, compare_view, labs_view, layout, state
 
 
 def _open_in_app(lesson: Lesson, scenario: str) -> None:
@@ -41,8 +41,7 @@ def schedule(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool 
     result = lr_curve.curve(plan)
     sentence = lr_curve.summary(result).get(lang)
     if lr_curve.drawable(plan):
-        st.plotly_chart(schedule_chart.figure(result, lang, presenter=presenter), key=f"{key}_chart", alt=sentence,
-                        config={"displaylogo": False})
+        layout.chart(schedule_chart.figure(result, lang, presenter=presenter), f"{key}_chart", sentence)
     st.caption(sentence)
 
 
@@ -82,7 +81,7 @@ def animation(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool
                                               height=animation_view.LESSON_PRESENTER_HEIGHT)
     else:
         figure = lesson_frame_figure(timeline, position, lang)
-    st.plotly_chart(figure, key=f"{key}_figure", alt=text, config=animation_view.CHART_CONFIG)
+    layout.chart(figure, f"{key}_figure", text)
     st.markdown(text)
     if not presenter:
         columns = st.columns(3)
