@@ -39,3 +39,24 @@ def test_chart_draws_the_figure_with_its_caption_and_presenter_words():
     presenting.run()
     (chart,) = presenting.get("plotly_chart")
     assert json.loads(chart.proto.spec)["layout"]["font"]["size"] == FIGURE_FONT
+
+
+def _old_sci(value: float) -> str:  # labs_view.sci before issue 31, an inline spec
+    return "0" if value == 0 else (f"{value:.1e}" if abs(value) < 1e-3 else f"{value:.3g}")
+
+
+def _old_ratio(value: float) -> str:  # labs_view.ratio before issue 31
+    return f"{value:.2f}×" if value < 100 else f"{value:,.0f}×"
+
+
+def test_readings_write_what_the_inline_specs_wrote():
+    """Over many magnitudes and signs, the readings through i18n write the same text as before."""
+    import random
+
+    rng = random.Random(31)
+    values = [0.0, 1e-12, 1e-3, 99.995, 100.0, 1024.0] + [
+        rng.choice((-1, 1)) * rng.random() * 10 ** rng.randint(-20, 6) for _ in range(2000)]
+    for value in values:
+        assert parts.sci(value) == _old_sci(value), value
+        if value >= 0:
+            assert parts.ratio(value) == _old_ratio(value), value
