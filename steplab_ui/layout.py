@@ -80,10 +80,14 @@ CHART_CONFIG: dict[str, Any] = {"displaylogo": False, "scrollZoom": False, "resp
 PNG_SCALE = 2
 
 
+def chart_config(file_name: str) -> dict[str, Any]:
+    """The one plotly config, its PNG saved as `steplab-<file_name>.png` (the animation's HTML export uses it too)."""
+    return {**CHART_CONFIG, "toImageButtonOptions": {"filename": f"steplab-{file_name}", "scale": PNG_SCALE}}
+
+
 def chart(figure: go.Figure, key: str, alt: str, file_name: str | None = None) -> None:
     """Draw a plotly figure the one way: `alt` its text alternative, saved as `steplab-<file_name or key>.png`."""
-    config = {**CHART_CONFIG, "toImageButtonOptions": {"filename": f"steplab-{file_name or key}", "scale": PNG_SCALE}}
-    st.plotly_chart(figure, key=key, alt=alt, theme="streamlit", config=config)
+    st.plotly_chart(figure, key=key, alt=alt, theme="streamlit", config=chart_config(file_name or key))
 
 
 def svg_fill(colour: str) -> str:

@@ -73,3 +73,18 @@ def test_a_frozen_figure_is_drawn_from_the_spec_it_made_once():
     assert not at.exception
     assert figure.to_dict() is spec  # the figure kept its one spec across reruns and draws
     assert json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["y"] == [1, 2]
+
+
+def test_the_animations_html_export_carries_the_one_config():
+    import re
+
+    from steplab.teaching.timeline import build_timeline
+    from steplab.trainer.plan import make_plan
+    from steplab.trainer.setup import setup_from_mapping
+    from steplab_ui.animation_html import export_html
+
+    plan = make_plan(setup_from_mapping({"num_samples": 40, "per_device_train_batch_size": 4,
+                                         "gradient_accumulation_steps": 8})[0])
+    page = export_html(build_timeline(plan), "en")
+    figure = json.loads(re.search(r'id="steplab-figure">(.*?)</script>', page, re.DOTALL).group(1))
+    assert figure["config"] == layout.chart_config("animation")
