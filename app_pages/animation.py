@@ -16,7 +16,7 @@ from steplab.i18n import t
 from steplab.teaching.narration import totals
 from steplab.teaching.timeline import Timeline, build_timeline
 from steplab_ui import animation_view as view
-from steplab_ui import state
+from steplab_ui import layout, state
 from steplab_ui.animation_html import export_html
 from steplab_ui.page import page
 from steplab_ui.player import SPEEDS, Player, url_frame_ok
@@ -79,8 +79,7 @@ def player_view(timeline: Timeline, lang: str, presenter: bool) -> None:
         controls(timeline, lang, player)
     caption, skipped, story = view.frame_texts(timeline, current - 1, lang)
     st.caption(caption)
-    st.plotly_chart(view.player_figure(timeline, current - 1, lang, presenter), key="anim_figure",
-                    config=view.CHART_CONFIG, alt=story, theme="streamlit")
+    layout.chart(view.player_figure(timeline, current - 1, lang, presenter), "anim_figure", story)
     with st.container(border=True, key="anim_narration"):
         if skipped is not None:
             st.markdown(skipped)
@@ -106,8 +105,9 @@ def comparison(trainer: str, lang: str) -> None:
         return
     figures = view.compared_figures(plans, lang)
     for column, (heading, key, figure, alt) in zip(st.columns(len(figures)), figures, strict=True):
-        column.markdown(heading)
-        column.plotly_chart(figure, key=key, config=view.CHART_CONFIG, alt=alt, theme="streamlit")
+        with column:
+            st.markdown(heading)
+            layout.chart(figure, key, alt)
     st.markdown(view.computed_table(plans, lang))
     st.markdown(view.measured_table(lang))
     st.caption(view.measured_caption(lang))

@@ -1,8 +1,9 @@
 """Torch labs A–D: accumulation equals one big batch (and when it does not), more epochs can hurt, memory.
 
-Reads the inputs, runs the labs (`labs_view.run_*`, cached) and draws what `labs_view` builds from the results;
-torch is imported only inside functions, never at import time. `?lab=b` opens lab B's tab; only the open tab's
-lab is computed (the tabs rerun the page when another is chosen).
+Reads the inputs, runs the labs (each lab view's `run_*`, cached) and draws what the lab views of
+`steplab_ui.labs` (one per lab) build from the results; torch is imported only inside functions, never at import
+time. `?lab=b` opens lab B's tab; only the open tab's lab is computed (the tabs rerun the page when another is
+chosen).
 """
 
 from __future__ import annotations
@@ -10,7 +11,11 @@ from __future__ import annotations
 import streamlit as st
 
 from steplab.i18n import t
-from steplab_ui import labs_view as view
+from steplab_ui.labs import accumulation as accumulation_view
+from steplab_ui.labs import memory as memory_view
+from steplab_ui.labs import overfitting as overfitting_view
+from steplab_ui.labs import parts
+from steplab_ui.labs import token_weighting as token_view
 from steplab_ui.page import page
 
 context = page("labs")
@@ -28,16 +33,17 @@ def lab_a() -> None:
     accumulation = right.select_slider(t(lang, "labs.a.accumulation"), POWERS_OF_TWO, value=8,
                                        key="labs_a_accumulation", help=t(lang, "labs.a.accumulation_help"))
     with st.spinner(t(lang, "labs.running")):
-        result = view.run_accumulation(batch, accumulation)
-    st.markdown(view.accumulation_setup(result, lang))
-    view.show_cards(view.accumulation_cards(result, lang))
-    view.show(view.accumulation_verdict(result, lang))
+        result = accumulation_view.run_accumulation(batch, accumulation)
+    st.markdown(accumulation_view.accumulation_setup(result, lang))
+    parts.show_cards(accumulation_view.accumulation_cards(result, lang))
+    parts.show(accumulation_view.accumulation_verdict(result, lang))
     st.subheader(t(lang, "labs.a.mistakes"))
-    view.show(view.no_accumulation(result, lang))
-    st.table(view.mistakes_table(result, lang), hide_index=True)
-    st.markdown(view.mistake_effects(result, lang))
-    view.chart(view.update_ratio_figure(result, lang), "labs_a_chart", view.update_ratio_sentence(result, lang))
-    view.method(view.accumulation_method(result, lang), lang)
+    parts.show(accumulation_view.no_accumulation(result, lang))
+    st.table(accumulation_view.mistakes_table(result, lang), hide_index=True)
+    st.markdown(accumulation_view.mistake_effects(result, lang))
+    parts.chart(accumulation_view.update_ratio_figure(result, lang), "labs_a_chart",
+                accumulation_view.update_ratio_sentence(result, lang))
+    parts.method(accumulation_view.accumulation_method(result, lang), lang)
 
 
 def lab_b() -> None:
@@ -45,44 +51,46 @@ def lab_b() -> None:
 
     st.markdown(t(lang, "labs.b.intro"))
     left, right = st.columns([3, 1], vertical_alignment="bottom")
-    st.session_state.setdefault("labs_b_lengths", lab.EXAMPLES["unequal"])  # not `value=`: the buttons set it too
-    text = left.text_input(t(lang, "labs.b.lengths"), key="labs_b_lengths", max_chars=400, help=t(
+    st.session_state.setdefault(token_view.LENGTHS_KEY, lab.EXAMPLES["unequal"])  # not `value=`: the buttons set it too
+    text = left.text_input(t(lang, "labs.b.lengths"), key=token_view.LENGTHS_KEY, max_chars=400, help=t(
         lang, "labs.b.lengths_help", max_length=lab.MAX_LENGTH, max_sequences=lab.MAX_SEQUENCES))
     batch = right.selectbox(t(lang, "labs.b.batch"), [1, 2, 4], key="labs_b_batch",
                             help=t(lang, "labs.b.batch_help", ignore=lab.IGNORE))
     for column, example in zip(st.columns(2), ("unequal", "equal"), strict=True):
         column.button(t(lang, f"labs.b.example.{example}"), key=f"labs_b_example_{example}", args=(example,),
-                      on_click=view.set_example_lengths, icon=":material/edit_note:", width="stretch")
+                      on_click=token_view.set_example_lengths, icon=":material/edit_note:", width="stretch")
     try:
         lengths = tuple(lab.parse_lengths(text, batch))
     except lab.LabInputError as problem:
         st.error(t(lang, "labs.b.bad_lengths", message=problem.text.get(lang)), icon=":material/error:")
         return
     with st.spinner(t(lang, "labs.running")):
-        result = view.run_token_weighting(lengths, batch)
-    st.markdown(view.token_setup(result, lang))
-    view.show_cards(view.token_cards(result, lang))
-    view.show(view.token_verdict(result, lang))
-    view.chart(view.token_weight_figure(result, lang), "labs_b_chart", view.token_weight_sentence(result, lang))
+        result = token_view.run_token_weighting(lengths, batch)
+    st.markdown(token_view.token_setup(result, lang))
+    parts.show_cards(token_view.token_cards(result, lang))
+    parts.show(token_view.token_verdict(result, lang))
+    parts.chart(token_view.token_weight_figure(result, lang), "labs_b_chart",
+                token_view.token_weight_sentence(result, lang))
     with st.expander(t(lang, "labs.b.releases"), icon=":material/history:"):
         st.markdown(t(lang, "labs.b.releases_text"))
-    view.method(view.token_method(lang), lang)
+    parts.method(token_view.token_method(lang), lang)
 
 
 def lab_c() -> None:
     from steplab.labs import overfitting as lab
 
-    st.markdown(view.overfit_intro(lang))
+    st.markdown(overfitting_view.overfit_intro(lang))
     left, right = st.columns([3, 1], vertical_alignment="bottom")
-    epochs = left.slider(t(lang, "labs.c.epochs"), 1, lab.MAX_EPOCHS, view.OVERFIT_EPOCHS, key="labs_c_epochs",
-                         help=t(lang, "labs.c.epochs_help"))
-    seed = right.number_input(t(lang, "labs.c.seed"), 0, 999, view.OVERFIT_SEED, key="labs_c_seed", help=t(lang, "labs.c.seed_help"))
+    epochs = left.slider(t(lang, "labs.c.epochs"), 1, lab.MAX_EPOCHS, overfitting_view.OVERFIT_EPOCHS,
+                         key="labs_c_epochs", help=t(lang, "labs.c.epochs_help"))
+    seed = right.number_input(t(lang, "labs.c.seed"), 0, 999, overfitting_view.OVERFIT_SEED, key="labs_c_seed",
+                              help=t(lang, "labs.c.seed_help"))
     with st.spinner(t(lang, "labs.running")):
-        result = view.run_overfitting(epochs, int(seed))
-    setup_points, stop = view.setup_on_run(plan := context.plan(), result)
+        result = overfitting_view.run_overfitting(epochs, int(seed))
+    setup_points, stop = overfitting_view.setup_on_run(plan := context.plan(), result)
     if plan is not None:
-        st.markdown(view.setup_mapping(plan, result, setup_points, lang))
-    view.show_cards(view.overfit_cards(result, lang))
+        st.markdown(overfitting_view.setup_mapping(plan, result, setup_points, lang))
+    parts.show_cards(overfitting_view.overfit_cards(result, lang))
     source = st.radio(t(lang, "labs.c.source"), ["setup", "epoch"], key="labs_c_source", horizontal=True,
                       format_func=lambda k: t(lang, f"labs.c.source.{k}"), help=t(lang, "labs.c.source_help"))
     checkpoints = setup_points if source == "setup" else lab.epoch_checkpoints(result)
@@ -93,15 +101,16 @@ def lab_c() -> None:
         by_step = {c.step: c for c in checkpoints}
         if st.session_state.get("labs_c_checkpoint") not in by_step:
             st.session_state["labs_c_checkpoint"] = checkpoints[-1].step
-        chosen = by_step[st.selectbox(t(lang, "labs.c.pick"), list(by_step), key="labs_c_checkpoint",
-                                      format_func=lambda s: view.checkpoint_label(result, by_step[s], lang))]
-        view.show(view.checkpoint_verdict(result, checkpoints, chosen, lang))
-    view.chart(view.loss_figure(result, checkpoints, chosen, stop, lang), "labs_c_chart",
-               view.loss_sentence(result, lang))
+        chosen = by_step[st.selectbox(
+            t(lang, "labs.c.pick"), list(by_step), key="labs_c_checkpoint",
+            format_func=lambda s: overfitting_view.checkpoint_label(result, by_step[s], lang))]
+        parts.show(overfitting_view.checkpoint_verdict(result, checkpoints, chosen, lang))
+    parts.chart(overfitting_view.loss_figure(result, checkpoints, chosen, stop, lang), "labs_c_chart",
+                overfitting_view.loss_sentence(result, lang))
     with st.expander(t(lang, "labs.c.table"), icon=":material/table:"):
-        st.table(view.epochs_table(result, lang), hide_index=True)
+        st.table(overfitting_view.epochs_table(result, lang), hide_index=True)
     st.markdown(t(lang, "labs.c.lesson"))
-    view.method(view.overfit_method(result, lang), lang)
+    parts.method(overfitting_view.overfit_method(result, lang), lang)
 
 
 def lab_d() -> None:
@@ -109,24 +118,24 @@ def lab_d() -> None:
 
     st.markdown(t(lang, "labs.d.intro"))
     st.subheader(t(lang, "labs.d.measured"))
-    st.table(view.chapter_runs_table(lang), hide_index=True)
-    st.markdown(view.chapter_time(lang))
+    st.table(memory_view.chapter_runs_table(lang), hide_index=True)
+    st.markdown(memory_view.chapter_time(lang))
     st.subheader(t(lang, "labs.d.model"))
-    st.markdown(view.memory_assumptions(lang))
-    choice = st.select_slider(view.micro_batch_label(lang), list(MICRO_BATCHES), value=4, key="labs_d_batch",
+    st.markdown(memory_view.memory_assumptions(lang))
+    choice = st.select_slider(memory_view.micro_batch_label(lang), list(MICRO_BATCHES), value=4, key="labs_d_batch",
                               help=t(lang, "labs.d.batch_help"))
-    view.show(view.micro_batch_verdict(choice, lang))
-    view.chart(view.memory_model_figure(choice, lang), "labs_d_chart", view.memory_model_sentence(lang))
+    parts.show(memory_view.micro_batch_verdict(choice, lang))
+    parts.chart(memory_view.memory_model_figure(choice, lang), "labs_d_chart", memory_view.memory_model_sentence(lang))
     st.subheader(t(lang, "labs.d.cpu"))
     st.markdown(t(lang, "labs.d.cpu_method"))
     with st.spinner(t(lang, "labs.running")):
-        measurement = view.run_memory()
-    view.chart(view.activation_figure(measurement, lang), "labs_d_cpu_chart",
-               view.activation_sentence(measurement, lang))
-    st.markdown(view.lengths_intro(lang))
-    st.table(view.lengths_table(measurement, lang), hide_index=True)
-    st.markdown(view.lengths_lesson(measurement, lang))
-    view.method(view.activation_method(measurement, lang), lang)
+        measurement = memory_view.run_memory()
+    parts.chart(memory_view.activation_figure(measurement, lang), "labs_d_cpu_chart",
+                memory_view.activation_sentence(measurement, lang))
+    st.markdown(memory_view.lengths_intro(lang))
+    st.table(memory_view.lengths_table(measurement, lang), hide_index=True)
+    st.markdown(memory_view.lengths_lesson(measurement, lang))
+    parts.method(memory_view.activation_method(measurement, lang), lang)
 
 
 raw_lab = st.query_params.get("lab")

@@ -24,7 +24,7 @@ import streamlit as st
 from steplab.i18n import fmt_float, fmt_int, t
 from steplab.teaching.measurements import measurements
 from steplab.teaching.run_log import RunLog, measured_seconds_per_step
-from steplab_ui import animation_view, layout, state
+from steplab_ui import layout, state
 from steplab_ui import playground_view as view
 from steplab_ui.page import page
 
@@ -179,20 +179,17 @@ def views(plan, k: int, lang: str, presenter: bool) -> None:  # noqa: ANN001 - a
         view.arithmetic(plan, lang, on_edit=SETUP_EDITED)
     with right:
         st.markdown(sentence)
-        st.plotly_chart(view.bucket_figure(plan, k, lang, presenter), key="pg_bucket", theme="streamlit",
-                        config=animation_view.CHART_CONFIG, alt=sentence)
+        layout.chart(view.bucket_figure(plan, k, lang, presenter), "pg_bucket", sentence)
     curve_column, strip_column = st.columns(2, gap="medium")
     with curve_column:  # the curve's axis and the strip's legend say what they are: no headings over them
         chart = view.schedule_figure(plan, k, lang, presenter)
         if chart is None:
             st.info(t(lang, "playground.no_curve", name=plan.setup.lr_scheduler_type))
         else:
-            st.plotly_chart(chart, key="pg_schedule", theme="streamlit", config={"displaylogo": False},
-                            alt=t(lang, "playground.schedule_alt", step=fmt_int(k)))
+            layout.chart(chart, "pg_schedule", t(lang, "playground.schedule_alt", step=fmt_int(k)))
     with strip_column:
         timeline_sentence = view.charts.timeline_sentence(plan, lang)
-        st.plotly_chart(view.timeline_figure(plan, k, lang, presenter), key="pg_timeline", theme="streamlit",
-                        config={"displaylogo": False}, alt=timeline_sentence)
+        layout.chart(view.timeline_figure(plan, k, lang, presenter), "pg_timeline", timeline_sentence)
     st.caption(timeline_sentence)
 
 

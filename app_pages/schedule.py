@@ -4,7 +4,7 @@ import streamlit as st
 
 from steplab.i18n import t
 from steplab.teaching import lr_curve
-from steplab_ui import schedule_chart
+from steplab_ui import layout, schedule_chart
 from steplab_ui import schedule_view as view
 from steplab_ui.page import page
 
@@ -28,9 +28,8 @@ elif plan is not None:
         if presenter:
             view.headline(result, lang)
         view.stop_note(result, lang)
-        st.plotly_chart(schedule_chart.figure(result, lang, overlays, presenter=presenter), key="sched_chart",
-                        alt=sentence, config={"displaylogo": False,
-                                              "toImageButtonOptions": {"filename": "steplab-learning-rate", "scale": 2}})
+        layout.chart(schedule_chart.figure(result, lang, overlays, presenter=presenter), "sched_chart", sentence,
+                     file_name="learning-rate")
         st.markdown(sentence)
         view.notes(result, lang)
     view.export(plan, lang)

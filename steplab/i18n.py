@@ -206,6 +206,30 @@ def fmt_lr(value: float) -> str:
     return "0" if value == 0 else (f"{value:.3g}" if value >= 1e-3 else f"{value:.2e}")
 
 
+# A measured figure keeps the precision it is read with (a table's column lines up, 9.80 GiB stays 9.80): these
+# write it as asked, where `fmt_number` would choose. The torch labs' views write every number through them.
+
+def fmt_fixed(value: float, digits: int) -> str:
+    """Exactly `digits` decimals, thousands grouped: 27.92, 0.690, 1,024 (`digits` 0)."""
+    return f"{value:,.{digits}f}"
+
+
+def fmt_significant(value: float, digits: int = 6) -> str:
+    """At most `digits` significant digits, no trailing zeros, scientific when very small or large: 0.0812, 0.125,
+    1024, 1e-12 (Python's `g`)."""
+    return f"{value:.{digits}g}"
+
+
+def fmt_exponent(value: float, digits: int = 1) -> str:
+    """Scientific notation with `digits` decimals: 4.2e-17."""
+    return f"{value:.{digits}e}"
+
+
+def fmt_percent(share: float, digits: int = 0) -> str:
+    """A share (0.25) as a percentage with `digits` decimals: 25%, 12.5%."""
+    return f"{share:.{digits}%}"
+
+
 def sentences(lang: str, *parts: str) -> str:
     """Sentences one after another as each language writes them: Chinese without a space between them."""
     return ("" if lang == "zh" else " ").join(part for part in parts if part)

@@ -22,6 +22,7 @@ from steplab.i18n import fmt_int, t
 from steplab.teaching.narration import narration, totals
 from steplab.teaching.timeline import Timeline
 from steplab_ui.animation_view import frame_spec
+from steplab_ui.layout import chart_config
 
 FRAME_MS = 800
 EXPORT_HEIGHT = 520
@@ -138,7 +139,7 @@ def export_html(timeline: Timeline, lang: str) -> str:
     the animation as data: the first frame's figure, then every frame's shapes and words."""
     spec = animation_figure(timeline, lang).to_plotly_json()
     frames = spec.pop("frames")
-    figure = {**spec, "config": {"displaylogo": False, "responsive": True}}
+    figure = {**spec, "config": chart_config("animation")}
     values = {
         "LANG": lang, "TITLE": html.escape(t(lang, "page.animation.title")),
         "SUMMARY": html.escape(totals(timeline).get(lang)), "NOSCRIPT": html.escape(t(lang, "anim.export.noscript")),

@@ -255,9 +255,6 @@ def player_figure(timeline: Timeline, position: int, lang: str, presenter: bool,
     return frame_figure(timeline, position, lang, presenter=presenter, ink=ink, height=height)
 
 
-CHART_CONFIG = {"displayModeBar": False, "staticPlot": False, "scrollZoom": False, "responsive": True}
-
-
 def counters(frame: Frame, timeline: Timeline, lang: str) -> list[tuple[str, str]]:
     """(label, value) of the counters beside the figure; the same numbers the figure draws."""
     return [

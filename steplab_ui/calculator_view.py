@@ -50,7 +50,7 @@ def warnings(plan: Plan, lang: str) -> None:
 
 def timeline(plan: Plan, lang: str, key: str, presenter: bool = False) -> None:
     sentence = charts.timeline_sentence(plan, lang)
-    st.plotly_chart(charts.timeline(plan, lang, presenter), key=key, alt=sentence, config={"displaylogo": False})
+    layout.chart(charts.timeline(plan, lang, presenter), key, sentence)
     st.caption(sentence)
 
 

@@ -27,6 +27,7 @@ from steplab.classroom.spread import Bar
 from steplab.classroom.store import ClassError, Store, Tally
 from steplab.i18n import fmt_number, t
 from steplab.teaching.explain import Line
+from steplab_ui import layout
 from steplab_ui.layout import COLOURS
 from steplab_ui.presenter import figure_layout
 
@@ -166,8 +167,7 @@ def show_spread(poll: Poll, tally: Tally, lang: str, key: str, presenter: bool =
     bars = spread.spread(poll, tally.values, tally.revealed)
     sentence = spread_sentence(bars, lang)
     if any(bar.count for bar in bars):
-        st.plotly_chart(spread_figure(bars, lang, presenter), key=key, alt=sentence,
-                        config={"displaylogo": False, "displayModeBar": False})
+        layout.chart(spread_figure(bars, lang, presenter), key, sentence)
     st.caption(sentence)
 
 

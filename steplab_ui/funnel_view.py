@@ -8,8 +8,8 @@ import streamlit as st
 from steplab.dataset.funnel import Funnel
 from steplab.i18n import fmt_int, t
 from steplab.trainer.setup import TrainingSetup
+from steplab_ui import layout, state
 from steplab_ui import presenter as presenter_view
-from steplab_ui import state
 from steplab_ui.layout import COLOURS, FIGURE_TEXT
 
 
@@ -57,8 +57,7 @@ def funnel_figure(funnel: Funnel, lang: str, presenter: bool = False) -> go.Figu
 
 
 def show_chart(funnel: Funnel, lang: str, key: str, alt: str, presenter: bool = False) -> None:
-    st.plotly_chart(funnel_figure(funnel, lang, presenter), theme="streamlit", config={"displayModeBar": False},
-                    key=key, alt=alt)
+    layout.chart(funnel_figure(funnel, lang, presenter), key, alt)
 
 
 def show_stages(funnel: Funnel, lang: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -14,6 +15,9 @@ from steplab.i18n import t
 from steplab.teaching.warnings import Warning
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.setup import TrainingSetup
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 # The browser tab's icon, a file of the app (a `:material/…:` icon is fetched from fonts.gstatic.com, and a class
 # may be offline), handed to Streamlit as a data URL read once: given a path, `st.set_page_config` reopened,
@@ -64,6 +68,26 @@ FIGURE_TEXT = {
     "epoch": ("#007a5a", COLOURS["epoch"]),
     "update": ("#b34700", "#ff7f2a"),
 }
+
+
+# Every figure a page draws goes through `chart`, with this one plotly config (tests/test_layout.py finds no other
+# `plotly_chart` call): the mode bar shows on hover (no plotly logo; Streamlit adds its full-screen button), a
+# scroll never zooms (a page scrolls over its figures), the figure follows its column's width, and the camera
+# button saves a PNG at twice the size, named after the figure. Streamlit's chart theme colours the figure for
+# the light or dark theme; the words' size in presenter view is the figure builders' (`presenter.figure_layout`),
+# as a cached figure is drawn as it was built (`frozen_figure`).
+CHART_CONFIG: dict[str, Any] = {"displaylogo": False, "scrollZoom": False, "responsive": True}
+PNG_SCALE = 2
+
+
+def chart_config(file_name: str) -> dict[str, Any]:
+    """The one plotly config, its PNG saved as `steplab-<file_name>.png` (the animation's HTML export uses it too)."""
+    return {**CHART_CONFIG, "toImageButtonOptions": {"filename": f"steplab-{file_name}", "scale": PNG_SCALE}}
+
+
+def chart(figure: go.Figure, key: str, alt: str, file_name: str | None = None) -> None:
+    """Draw a plotly figure the one way: `alt` its text alternative, saved as `steplab-<file_name or key>.png`."""
+    st.plotly_chart(figure, key=key, alt=alt, theme="streamlit", config=chart_config(file_name or key))
 
 
 def svg_fill(colour: str) -> str:

@@ -19,7 +19,7 @@ from steplab.runfiles.gather import text_entry, upload_entries
 from steplab.runfiles.reconcile import Check
 from steplab.teaching.lessons import LessonError, load_lessons
 from steplab.trainer.profiles import PROFILES
-from steplab_ui import run_charts
+from steplab_ui import layout, run_charts
 
 RESULT = "_run_explanation"  # (the inputs' fingerprint, the Explanation)
 UPLOAD_MB = limits.MAX_FILE_BYTES // 2**20
@@ -242,8 +242,7 @@ def pictures(ex: Explanation, lang: str, presenter: bool) -> None:
     st.subheader(t(lang, "run.pictures.heading"))
     for tab, picture in zip(st.tabs([p.title for p in found]), found, strict=True):
         with tab:
-            st.plotly_chart(picture.figure, key=f"run_chart_{picture.key}", alt=picture.alt, theme="streamlit",
-                            config={"displaylogo": False})
+            layout.chart(picture.figure, f"run_chart_{picture.key}", picture.alt)
             st.caption(picture.alt)
 
 

@@ -20,9 +20,10 @@ PACKAGES = (steplab_ui, steplab.labs)
 
 
 def import_everything() -> list[str]:
-    """Import every module of the views and the labs (torch comes with the labs); their names, in order."""
+    """Import every module of the views and the labs, in subpackages too (`steplab_ui.labs`; torch comes with the
+    labs); their names, in order."""
     names = [module.name for package in PACKAGES
-             for module in pkgutil.iter_modules(package.__path__, package.__name__ + ".")]
+             for module in pkgutil.walk_packages(package.__path__, package.__name__ + ".")]
     for name in names:
         importlib.import_module(name)
     return names

@@ -8,10 +8,13 @@ import streamlit as st
 
 from steplab.dataset.load import known_rows
 from steplab.errors import InputError
-from steplab.i18n import fmt_int, t
+from steplab.i18n import fmt_exponent, fmt_fixed, fmt_int, t
 from steplab.teaching.lessons import FUNNEL_DATASETS, Block, Lesson, yaml_val_size
 from steplab.trainer.fields import DATA_FIELDS, MAX_SAMPLES
-from steplab_ui import calculator_view, compare_view, labs_view, state
+from steplab_ui import calculator_view, compare_view, layout, state
+from steplab_ui.labs import accumulation as accumulation_lab
+from steplab_ui.labs import overfitting as overfitting_lab
+from steplab_ui.labs import parts as lab_parts
 
 
 def _open_in_app(lesson: Lesson, scenario: str) -> None:
@@ -41,8 +44,7 @@ def schedule(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool 
     result = lr_curve.curve(plan)
     sentence = lr_curve.summary(result).get(lang)
     if lr_curve.drawable(plan):
-        st.plotly_chart(schedule_chart.figure(result, lang, presenter=presenter), key=f"{key}_chart", alt=sentence,
-                        config={"displaylogo": False})
+        layout.chart(schedule_chart.figure(result, lang, presenter=presenter), f"{key}_chart", sentence)
     st.caption(sentence)
 
 
@@ -82,7 +84,7 @@ def animation(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool
                                               height=animation_view.LESSON_PRESENTER_HEIGHT)
     else:
         figure = lesson_frame_figure(timeline, position, lang)
-    st.plotly_chart(figure, key=f"{key}_figure", alt=text, config=animation_view.CHART_CONFIG)
+    layout.chart(figure, f"{key}_figure", text)
     st.markdown(text)
     if not presenter:
         columns = st.columns(3)
@@ -124,17 +126,17 @@ def lab(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = Fal
     if name == "accumulation":
         batch = min(setup.per_device_train_batch_size, 32)
         accumulation = min(setup.gradient_accumulation_steps, 32)
-        result = labs_view.run_accumulation(batch, accumulation)
+        result = accumulation_lab.run_accumulation(batch, accumulation)
         correct, forgot = result.variant("correct"), result.variant("no_divide")
         st.markdown(t(lang, "lesson.lab_accumulation", batch=batch, accumulation=accumulation,
-                      total=fmt_int(batch * accumulation), diff=f"{correct.grad_max_abs_diff:.1e}",
-                      ratio=f"{forgot.grad_norm_ratio:.2f}"))
+                      total=fmt_int(batch * accumulation), diff=fmt_exponent(correct.grad_max_abs_diff, 1),
+                      ratio=fmt_fixed(forgot.grad_norm_ratio, 2)))
     elif name == "overfitting":
-        result = labs_view.run_overfitting(labs_view.OVERFIT_EPOCHS, labs_view.OVERFIT_SEED)
+        result = overfitting_lab.run_overfitting(overfitting_lab.OVERFIT_EPOCHS, overfitting_lab.OVERFIT_SEED)
         best = result.best_step
         # the labs page's own figure (projector-sized words in presenter view), without checkpoints or a stop
-        labs_view.chart(labs_view.loss_figure(result, (), None, None, lang), f"{key}_loss",
-                        labs_view.loss_sentence(result, lang))
+        lab_parts.chart(overfitting_lab.loss_figure(result, (), None, None, lang), f"{key}_loss",
+                        overfitting_lab.loss_sentence(result, lang))
         st.markdown(t(lang, "lesson.lab_overfitting", best=fmt_int(best), epoch=result.epoch_number(best),
                       epochs=result.epochs))
     else:

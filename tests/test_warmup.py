@@ -10,6 +10,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _module(path: Path) -> str:
+    """The dotted name a file imports as: steplab_ui/labs/parts.py is steplab_ui.labs.parts, its __init__.py
+    steplab_ui.labs."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
 def test_the_warmup_imports_every_view_and_lab_module_and_torch() -> None:
     probe = ("import sys; from steplab_ui import warmup; names = warmup.import_everything(); "
              "print('torch' in sys.modules, len(names), *names)")
@@ -17,6 +24,6 @@ def test_the_warmup_imports_every_view_and_lab_module_and_torch() -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     torch_loaded, count, *names = done.stdout.split()
     assert torch_loaded == "True" and int(count) == len(names)
-    expected = {f"steplab_ui.{path.stem}" for path in (ROOT / "steplab_ui").glob("*.py") if path.stem != "__init__"}
-    expected |= {f"steplab.labs.{path.stem}" for path in (ROOT / "steplab/labs").glob("*.py") if path.stem != "__init__"}
+    expected = {_module(path) for folder in ("steplab_ui", "steplab/labs") for path in (ROOT / folder).rglob("*.py")
+                if path.parent != ROOT / folder or path.stem != "__init__"}  # a subpackage's __init__ is its name
     assert set(names) == expected
