@@ -185,8 +185,41 @@ def load(request: dict) -> dict:
             "types": {name: str(feature) for name, feature in table.features.items()}}
 
 
+def ppo_trainer() -> dict:
+    """What LLaMA-Factory's PPO trainer does when it is made, in this environment: the exception it raises first
+    (its TRL check comes before any argument is used, and transformers' `require_version` ignores
+    DISABLE_VERSION_CHECK), or {"made": true}."""
+    from llamafactory.train.ppo.trainer import CustomPPOTrainer
+
+    nothing = dict.fromkeys(("model_args", "training_args", "finetuning_args", "generating_args", "callbacks", "model",
+                             "reward_model", "ref_model", "tokenizer", "processor", "data_collator"))
+    try:
+        CustomPPOTrainer(**nothing)
+    except BaseException as error:  # noqa: BLE001 - the refusal is the answer
+        return _error(error)
+    return {"made": True}
+
+
+def requirements() -> list:
+    """The package requirements `check_dependencies` checks, as it passes them to `check_version`."""
+    from llamafactory.extras import misc
+
+    asked = []
+    original = misc.check_version
+    misc.check_version = lambda requirement, *args, **kwargs: asked.append(requirement)
+    try:
+        misc.check_dependencies()
+    finally:
+        misc.check_version = original
+    return asked
+
+
 for line in sys.stdin:
     request = json.loads(line)
+    if "ppo" in request or "requirements" in request:
+        answers.write(json.dumps(ppo_trainer() if "ppo" in request else requirements()) + "\n")
+        answers.flush()
+        continue
     if "load" in request:
         try:
             loaded = load(request["load"])

@@ -28,6 +28,11 @@ REMOTE_KEYS = ("hf_hub_url", "ms_hub_url", "om_hub_url", "script_url", "cloud_fi
 
 LLAMAFACTORY_RELEASE = "0.9.5"
 """The LLaMA-Factory release whose data pipeline the dataset stage follows."""
+LLAMAFACTORY_TRL = ">=0.18.0,<=0.24.0"
+"""The TRL releases LLaMA-Factory 0.9.5 accepts (`extras/misc.py`, `check_dependencies`)."""
+LLAMAFACTORY_PPO_TRL = ">=0.8.6,<=0.9.6"
+"""The TRL releases its PPO trainer accepts (`train/ppo/trainer.py`, `CustomPPOTrainer.__init__`): none of the above,
+so `stage: ppo` stops before its first step in any environment 0.9.5 accepts."""
 LLAMAFACTORY_COMMIT = "ff6d4d12e"
 """The LLaMA-Factory commit the demo datasets' sizes were read at (named when they are used)."""
 KNOWN_DATASET_ROWS: dict[str, int] = {"identity": 91, "alpaca_en_demo": 999, "dpo_en_demo": 300, "c4_demo": 300}

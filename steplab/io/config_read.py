@@ -13,7 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from steplab.dataset.catalog import KNOWN_DATASET_ROWS, LLAMAFACTORY_COMMIT
+from steplab.dataset.catalog import (
+    KNOWN_DATASET_ROWS,
+    LLAMAFACTORY_COMMIT,
+    LLAMAFACTORY_PPO_TRL,
+    LLAMAFACTORY_RELEASE,
+    LLAMAFACTORY_TRL,
+)
 from steplab.dataset.funnel import Funnel
 from steplab.dataset.load import funnel_from_rows
 from steplab.dataset.settings import data_settings
@@ -107,8 +113,6 @@ def _notes_for_keys(doc: Mapping[str, Any], text: str) -> list[Message]:
            if isinstance(doc.get(key), int) and not isinstance(doc.get(key), bool) and doc[key] > 1]
     if big:
         notes.append(msg("config_io.note.model_parallel", keys=", ".join(big), limit=1, section="3.5"))
-    if str(doc.get("stage") or "") == "ppo":
-        notes.append(msg("config_io.note.ppo"))
     if doc.get("auto_find_batch_size"):
         notes.append(msg("config_io.note.auto_find_batch_size"))
     return notes
@@ -140,6 +144,9 @@ def _count(doc: Mapping[str, Any], key_lines: Mapping[str, int], dataset_rows: M
     LLaMA-Factory's own refusals (bad data values, `val_size` with `eval_dataset`, streaming rules) are
     raised even when N is given, because LLaMA-Factory would refuse the file either way.
     """
+    if str(doc.get("stage") or "") == "ppo":
+        raise ConfigError("config_io.ppo_refused", line=key_lines.get("stage"), release=LLAMAFACTORY_RELEASE,
+                          ppo_trl=LLAMAFACTORY_PPO_TRL, trl=LLAMAFACTORY_TRL)
     try:
         settings = data_settings(doc)
     except InputError as error:
