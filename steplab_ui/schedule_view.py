@@ -220,9 +220,8 @@ def notes(result: lr_curve.Curve, lang: str) -> None:
             with st.expander(t(lang, "schedule.note_constant_title")):
                 st.markdown(t(lang, "schedule.note_constant", warmup=fmt_int(result.plan.warmup_steps)))
         if result.plan.profile.framework == "transformers":
-            key = {"hf-4.46": "schedule.note_log_next", "hf-4.51": "schedule.note_log_mixed"}.get(
-                result.plan.profile.id, "schedule.note_log_used")
-            st.caption(t(lang, key, trainer=result.plan.profile.matched))
+            st.caption(t(lang, f"schedule.note_log_{result.plan.profile.logged_rate}",
+                         trainer=result.plan.profile.matched))
         if not result.every_update:
             st.caption(t(lang, "schedule.note_grid", count=fmt_int(lr_curve.EXACT_LIMIT)))
 
