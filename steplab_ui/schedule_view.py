@@ -227,10 +227,9 @@ def plateau(current_plan: Plan, lang: str) -> None:
     kwargs = {**scheduler_kwargs("reduce_lr_on_plateau", current_plan.profile.id), **current_plan.setup.scheduler_kwargs}
     st.info(t(lang, "schedule.plateau", factor=kwargs.get("factor"), patience=kwargs.get("patience"),
               lr=fmt_lr(current_plan.setup.learning_rate)), icon=":material/trending_down:")
-    steps = events(current_plan, "eval").steps(limit=12)
-    if steps:
-        count = events(current_plan, "eval").count()
-        shown = t(lang, "schedule.list_separator").join(fmt_int(s) for s in steps) + ("…" if count > len(steps) else "")
+    evaluations = events(current_plan, "eval")
+    if count := evaluations.count():
+        shown = evaluations.preview(12, t(lang, "schedule.list_separator"), "…")
         st.markdown(t(lang, "schedule.plateau_evals", count=fmt_int(count), steps=shown))
     else:
         st.markdown(t(lang, "schedule.plateau_no_evals", runs=fmt_int(current_plan.optimizer_steps),

@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from steplab.errors import SetupError, TrainerRefusal
+from steplab.i18n import whole
 from steplab.trainer import schedules
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import TrainingSetup
@@ -100,8 +101,8 @@ def set_kwarg(kwargs: Mapping[str, Any], key: str, value: Any) -> dict[str, Any]
     if value is None:
         changed.pop(key, None)
         return changed
-    if schedules.counts_steps(key) and isinstance(value, float) and value.is_integer():
-        value = int(value)
+    if schedules.counts_steps(key) and isinstance(value, float):
+        value = whole(value)
     changed[key] = value
     for partner in schedules.exclusive_with(key):
         changed.pop(partner, None)
