@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
@@ -12,6 +13,9 @@ from steplab.i18n import fmt_int, t
 from steplab.teaching.lessons import FUNNEL_DATASETS, Block, Lesson, yaml_val_size
 from steplab.trainer.fields import DATA_FIELDS, MAX_SAMPLES
 from steplab_ui import calculator_view, compare_view, labs_view, state
+
+if TYPE_CHECKING:
+    from steplab.teaching.rl_pipeline import RlvrSetup
 
 
 def _open_in_app(lesson: Lesson, scenario: str) -> None:
@@ -194,10 +198,17 @@ def funnel(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = 
         st.caption(lesson.say(block.text("caption"), lang))
 
 
+def roll_arithmetic(setup: RlvrSetup, lang: str) -> None:
+    """A ROLL RLVR run's worked arithmetic, one paragraph per line (as the calculator's)."""
+    from steplab.teaching import rl_pipeline
+
+    colon = "：" if lang == "zh" else ": "
+    st.markdown("\n\n".join(f"**{text.get(lang)}**{colon}`{formula}`" for text, formula in rl_pipeline.worked(setup)))
+
+
 def roll(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
     """A ROLL RLVR run on the learner's numbers: the config's seven numbers in, the pipeline's counts out."""
     from steplab.teaching import rl_pipeline
-    from steplab_ui.lesson_view import roll_arithmetic
 
     start = lesson.scenarios[block.data["scenario"]].to_dict()
     values = {}
