@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache, partial
+from functools import cache, lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -756,7 +756,12 @@ def available_schedulers(profile: str) -> tuple[str, ...]:
 
 
 def _form(name: str, profile: str) -> Form:
-    return SCHEDULES[name].form(_release(profile))
+    return _release_form(name, _release(profile))
+
+
+@cache
+def _release_form(name: str, release: str) -> Form:
+    return SCHEDULES[name].form(release)
 
 
 def scheduler_kwargs(name: str, profile: str = "hf-5") -> dict[str, object]:
