@@ -1,5 +1,9 @@
 """Trainer profiles: how each framework release turns micro-batches into optimizer steps.
 
+A release is one row of `TrainerProfile`: everything that differs between releases (the accumulation and rounding
+rules, events, warmup, the console it prints, which `optimization.py` builds its scheduler, Lightning's batch
+limit) is a field of the row; every other place reads the row and none branches on a profile's id.
+
 Each profile is named after the release whose real runs it matches; `releases` is the range it stands
 for (read from the code of those releases, see `reference/trainer-math.md` §1.4). The two 5.x profiles differ in
 one thing only, `warmup_ratio`: 5.0 – 5.14 still take it (a deprecated alias), 5.15 removed it; LLaMA-Factory
