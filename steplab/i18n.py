@@ -95,6 +95,11 @@ PLACEHOLDER = re.compile(r"(?<![%{])\{([A-Za-z_][\w.]*)(?::([^{}]*))?\}(?!\})")
 """`{name}` or `{name:spec}`; `%{x}` (a plotly hover template) and `{{...}}` are left alone."""
 
 
+def whole(value: float) -> float:
+    """A whole number as an int (8.0 → 8, so it is written and stored without `.0`), any other number as it is."""
+    return int(value) if float(value).is_integer() else value
+
+
 def fmt_number(value: Any) -> str:
     """Numbers as a learner reads them: 1,600; 2.4; 5.00e-05; other values as they print."""
     if isinstance(value, bool) or value is None:

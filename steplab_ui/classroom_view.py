@@ -25,7 +25,7 @@ from steplab.classroom import localtime, polls, spread
 from steplab.classroom.polls import Poll
 from steplab.classroom.spread import Bar
 from steplab.classroom.store import ClassError, Store, Tally
-from steplab.i18n import fmt_number, t
+from steplab.i18n import fmt_number, t, whole
 from steplab.teaching.explain import Line
 from steplab_ui import layout
 from steplab_ui.layout import COLOURS
@@ -108,7 +108,7 @@ def answer_text(poll: Poll, value: float | None, lang: str) -> str:
     if value is None:
         return "—"
     if polls.is_numeric(poll):
-        return fmt_number(int(value) if float(value).is_integer() else value)
+        return fmt_number(whole(value))
     options = polls.options(poll)
     index = int(value)
     return options[index].get(lang) if 0 <= index < len(options) else "—"

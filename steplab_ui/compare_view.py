@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from steplab.i18n import fmt_number, msg, t
+from steplab.i18n import fmt_number, msg, t, whole
 from steplab.teaching.compare import COMPARE_FIELDS, Row, compare_rows
 from steplab_ui import layout
 
@@ -41,8 +41,8 @@ def column_names(setups: list[dict[str, Any]], lang: str) -> list[str]:
 
 def _shown(value: Any) -> Any:
     """A column's value as a header writes it: 3.0 epochs as 3, other numbers with separators."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
+    if isinstance(value, float):
+        value = whole(value)
     return fmt_number(value) if isinstance(value, int | float) else value
 
 

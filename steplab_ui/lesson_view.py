@@ -88,15 +88,9 @@ def predict(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool =
         st.info(t(lang, "lesson.answer_is", quantity=quantity_label, answer=format_quantity(answer)))
     st.markdown(lesson.say(block.text("reveal"), lang))
     if roll:
-        roll_arithmetic(lesson.scenarios[scenario], lang)
+        widgets.roll_arithmetic(lesson.scenarios[scenario], lang)
     else:
         calculator_view.arithmetic(lesson.plan(scenario), lang)
-
-
-def roll_arithmetic(setup: RlvrSetup, lang: str) -> None:
-    """A ROLL RLVR run's worked arithmetic, one paragraph per line (as the calculator's)."""
-    colon = "：" if lang == "zh" else ": "
-    st.markdown("\n\n".join(f"**{text.get(lang)}**{colon}`{formula}`" for text, formula in rl_pipeline.worked(setup)))
 
 
 def _text(block: Block) -> Text:

@@ -1,6 +1,8 @@
 """The schedule page's parts: the scheduler and its arguments (controls that edit the shared setup), the
 comparison overlays, the notes beside the chart, the plateau case and the export. Each draws one part; the
-curve, its words and the snippets come from `steplab.teaching.lr_curve`."""
+curve and its words come from `steplab.teaching.lr_curve`, the overlays from `lr_overlays`, the export from `lr_export`,
+the arguments' edits from `steplab.trainer.schedule_arguments`, how each argument is edited from its schedule's entry
+(`steplab.trainer.schedules.widget`)."""
 
 from __future__ import annotations
 
@@ -11,20 +13,14 @@ import streamlit as st
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import fmt_int, fmt_lr, t
-from steplab.teaching import lr_curve
+from steplab.teaching import lr_curve, lr_export, lr_overlays
+from steplab.trainer import schedule_arguments
 from steplab.trainer.events import events
 from steplab.trainer.plan import Plan, make_plan
-from steplab.trainer.schedules import METRIC_DRIVEN, SCHEDULER_TYPES, scheduler_kwargs
+from steplab.trainer.schedules import METRIC_DRIVEN, SCHEDULER_TYPES, Choice, scheduler_kwargs, widget
 from steplab.trainer.setup import TrainingSetup
 from steplab_ui import layout, schedule_chart, state
 
-# How each scheduler argument is edited: (number format, step) or the options of a choice.
-NUMBER_KWARGS = {
-    "num_cycles": ("%g", 0.5), "power": ("%g", 0.5), "lr_end": ("%.2e", 1e-7), "min_lr": ("%.2e", 1e-6),
-    "min_lr_rate": ("%g", 0.05), "num_stable_steps": ("%g", 1.0), "num_decay_steps": ("%g", 1.0),
-    "min_lr_ratio": ("%g", 0.05), "timescale": ("%g", 100.0), "warmup_lr_rate": ("%g", 0.05),
-}
-CHOICE_KWARGS = {"warmup_type": lr_curve.WSD_SHAPES, "decay_type": lr_curve.WSD_SHAPES}
 NOTICE = "sched_notice"
 OVERLAYS = 3
 
@@ -40,22 +36,23 @@ def type_changed(current: TrainingSetup) -> None:
     name = st.session_state["sched_type"]
     if name is None:  # cleared: the next run shows the setup's scheduler again
         return
-    warmup, total = lr_curve.horizon(current) or (0, 0)
-    switch = lr_curve.adapt_kwargs(name, current.scheduler_kwargs, current.trainer, warmup, total,
+    warmup, total = schedule_arguments.horizon(current) or (0, 0)
+    switch = schedule_arguments.adapt_kwargs(name, current.scheduler_kwargs, current.trainer, warmup, total,
                                    previous=current.lr_scheduler_type)
     _apply(current, lr_scheduler_type=name, lr_scheduler_kwargs=switch.kwargs)
     st.session_state[NOTICE] = (name, current.lr_scheduler_type, switch)
 
 
 def kwarg_changed(current: TrainingSetup, key: str) -> None:
-    kwargs = lr_curve.set_kwarg(current.scheduler_kwargs, key, st.session_state[f"sched_kw_{key}"])
+    kwargs = schedule_arguments.set_kwarg(current.scheduler_kwargs, key, st.session_state[f"sched_kw_{key}"])
     _apply(current, lr_scheduler_kwargs=kwargs)
 
 
-def _shown(key: str, value: object) -> object:
+def _shown(name: str, key: str, value: object) -> object:
     """A kwarg's value as its widget holds it (None: unset, or nothing the widget can show)."""
-    if key in CHOICE_KWARGS:
-        return value if value in CHOICE_KWARGS[key] else None
+    edited = widget(name, key)
+    if isinstance(edited, Choice):
+        return value if value in edited.options else None
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     return None
@@ -71,7 +68,7 @@ def _keys(keys: list[str]) -> str:
     return ", ".join(f"`{key}`" for key in keys)
 
 
-def _switched(switch: lr_curve.Switch, name: str, previous: str, lang: str) -> None:
+def _switched(switch: schedule_arguments.Switch, name: str, previous: str, lang: str) -> None:
     """What the switch did to each argument: none is carried over without a word."""
     if switch.removed:
         st.caption(t(lang, "schedule.switched_removed", name=name, keys=_keys(switch.removed)))
@@ -86,10 +83,10 @@ def _switched(switch: lr_curve.Switch, name: str, previous: str, lang: str) -> N
 def scheduler_controls(current: TrainingSetup, lang: str) -> None:
     name, profile = current.lr_scheduler_type, current.trainer
     kwargs = current.scheduler_kwargs
-    accepted = lr_curve.accepted_kwargs(name, profile) if name in SCHEDULER_TYPES else {}
+    accepted = schedule_arguments.accepted_kwargs(name, profile) if name in SCHEDULER_TYPES else {}
     st.session_state["sched_type"] = name
     for key in accepted:
-        st.session_state[f"sched_kw_{key}"] = _shown(key, kwargs.get(key))
+        st.session_state[f"sched_kw_{key}"] = _shown(name, key, kwargs.get(key))
     with st.container(border=True, key="sched_controls"):
         # as many columns as there are controls: empty columns stack into an empty gap on a phone
         columns = st.columns([1.4, 1, 1, 1][:1 + len(accepted)]) if accepted else [st.container()]
@@ -101,17 +98,17 @@ def scheduler_controls(current: TrainingSetup, lang: str) -> None:
                 label, help_text = f"`{key}`", t(lang, f"schedule.kw.{key}")
                 common = {"key": f"sched_kw_{key}", "on_change": kwarg_changed, "args": (current, key),
                           "help": help_text, "placeholder": _default_text(default, lang)}
-                if key in CHOICE_KWARGS:
-                    st.selectbox(label, list(CHOICE_KWARGS[key]), index=None, **common)
+                edited = widget(name, key)
+                if isinstance(edited, Choice):
+                    st.selectbox(label, list(edited.options), index=None, **common)
                 else:
-                    number_format, step = NUMBER_KWARGS.get(key, ("%g", 1.0))
-                    st.number_input(label, value=None, step=step, format=number_format, **common)
+                    st.number_input(label, value=None, step=edited.step, format=edited.format, **common)
         notice = st.session_state.pop(NOTICE, None)
         if notice and notice[0] == name:
             _switched(notice[2], name, notice[1], lang)
         if name in METRIC_DRIVEN:
             st.caption(t(lang, "schedule.kwargs_plateau"))
-        elif lr_curve.kwargs_dropped(name, profile):
+        elif schedule_arguments.kwargs_dropped(name, profile):
             st.caption(t(lang, "schedule.kwargs_dropped", name=name, trainer=profile))
         elif not accepted:
             st.caption(t(lang, "schedule.kwargs_none", name=name))
@@ -130,13 +127,13 @@ def overlay_controls(base: Plan, lang: str) -> list[schedule_chart.Overlay]:
     st.subheader(t(lang, "schedule.compare"))
     st.caption(t(lang, "schedule.compare_hint"))
     profile = base.profile.id
-    names = lr_curve.overlay_schedulers(profile)
+    names = lr_overlays.overlay_schedulers(profile)
     other = next((n for n in ("cosine", "linear", *names) if n != base.setup.lr_scheduler_type and n in names), None)
     epochs = base.setup.num_train_epochs
     overlays, problems = [], []
     for index, column in enumerate(st.columns(OVERLAYS)):
         with column:
-            kind = st.selectbox(t(lang, "schedule.overlay", n=index + 1), ["none", *lr_curve.OVERLAY_KINDS],
+            kind = st.selectbox(t(lang, "schedule.overlay", n=index + 1), ["none", *lr_overlays.OVERLAY_KINDS],
                                 format_func=partial(_kind_label, lang=lang), key=f"sched_cmp_{index}_kind", help=t(lang, "schedule.kind_help"))
             if kind == "scheduler":
                 value = st.selectbox(t(lang, "schedule.overlay_scheduler"), list(names), key=f"sched_cmp_{index}_scheduler",
@@ -153,12 +150,12 @@ def overlay_controls(base: Plan, lang: str) -> list[schedule_chart.Overlay]:
             if value is None:
                 continue
             try:
-                other_plan = make_plan(lr_curve.variant(base, kind, value))
+                other_plan = make_plan(lr_overlays.variant(base, kind, value))
             except (TrainerRefusal, SetupError) as problem:
                 text = problem.message(lang) if isinstance(problem, SetupError) else f"{problem.error_type}: {problem.message}"
                 problems.append(t(lang, "schedule.overlay_refused", n=index + 1, message=text))
                 continue
-            name = lr_curve.variant_label(kind, value, other_plan).get(lang)
+            name = lr_overlays.variant_label(kind, value, other_plan).get(lang)
             if other_plan.optimizer_steps < other_plan.max_steps:
                 name += t(lang, "schedule.overlay_stops", runs=fmt_int(other_plan.optimizer_steps))
             overlays.append(schedule_chart.Overlay(name, lr_curve.curve(other_plan, schedule_chart.OVERLAY_CAP,
@@ -220,9 +217,8 @@ def notes(result: lr_curve.Curve, lang: str) -> None:
             with st.expander(t(lang, "schedule.note_constant_title")):
                 st.markdown(t(lang, "schedule.note_constant", warmup=fmt_int(result.plan.warmup_steps)))
         if result.plan.profile.framework == "transformers":
-            key = {"hf-4.46": "schedule.note_log_next", "hf-4.51": "schedule.note_log_mixed"}.get(
-                result.plan.profile.id, "schedule.note_log_used")
-            st.caption(t(lang, key, trainer=result.plan.profile.matched))
+            st.caption(t(lang, f"schedule.note_log_{result.plan.profile.logged_rate}",
+                         trainer=result.plan.profile.matched))
         if not result.every_update:
             st.caption(t(lang, "schedule.note_grid", count=fmt_int(lr_curve.EXACT_LIMIT)))
 
@@ -231,10 +227,9 @@ def plateau(current_plan: Plan, lang: str) -> None:
     kwargs = {**scheduler_kwargs("reduce_lr_on_plateau", current_plan.profile.id), **current_plan.setup.scheduler_kwargs}
     st.info(t(lang, "schedule.plateau", factor=kwargs.get("factor"), patience=kwargs.get("patience"),
               lr=fmt_lr(current_plan.setup.learning_rate)), icon=":material/trending_down:")
-    steps = events(current_plan, "eval").steps(limit=12)
-    if steps:
-        count = events(current_plan, "eval").count()
-        shown = t(lang, "schedule.list_separator").join(fmt_int(s) for s in steps) + ("…" if count > len(steps) else "")
+    evaluations = events(current_plan, "eval")
+    if count := evaluations.count():
+        shown = evaluations.preview(12, t(lang, "schedule.list_separator"), "…")
         st.markdown(t(lang, "schedule.plateau_evals", count=fmt_int(count), steps=shown))
     else:
         st.markdown(t(lang, "schedule.plateau_no_evals", runs=fmt_int(current_plan.optimizer_steps),
@@ -249,14 +244,14 @@ def export(current_plan: Plan, lang: str) -> None:
     left, right = st.columns(2)
     runs = current_plan.optimizer_steps
     with left:
-        if lr_curve.drawable(current_plan) and runs <= lr_curve.CSV_LIMIT:
-            st.download_button(t(lang, "schedule.csv"), data=partial(lr_curve.csv_text, current_plan),
+        if lr_curve.drawable(current_plan) and runs <= lr_export.CSV_LIMIT:
+            st.download_button(t(lang, "schedule.csv"), data=partial(lr_export.csv_text, current_plan),
                                file_name="steplab-learning-rates.csv", mime="text/csv", key="sched_csv",
                                on_click="ignore", icon=":material/table:",
                                help=t(lang, "schedule.csv_help", rows=fmt_int(runs), count=runs))
         elif lr_curve.drawable(current_plan):
-            st.caption(t(lang, "schedule.csv_too_long", rows=fmt_int(runs), limit=fmt_int(lr_curve.CSV_LIMIT)))
-    yaml_text = lr_curve.setup_yaml(current_plan.setup, lang)
+            st.caption(t(lang, "schedule.csv_too_long", rows=fmt_int(runs), limit=fmt_int(lr_export.CSV_LIMIT)))
+    yaml_text = lr_export.setup_yaml(current_plan.setup, lang)
     with right:
         st.download_button(t(lang, "schedule.yaml"), data=yaml_text, file_name="steplab-setup.yaml",
                            mime="application/x-yaml", key="sched_yaml", on_click="ignore",
@@ -265,9 +260,9 @@ def export(current_plan: Plan, lang: str) -> None:
     hf, torch_tab, yaml_tab = st.tabs([t(lang, "schedule.tab_hf"), t(lang, "schedule.tab_torch"),
                                        t(lang, "schedule.tab_yaml")])
     with hf:
-        st.code(lr_curve.get_scheduler_snippet(current_plan, lang), language="python")  # wrapped Python misleads
+        st.code(lr_export.get_scheduler_snippet(current_plan, lang), language="python")  # wrapped Python misleads
     with torch_tab:
-        st.code(lr_curve.torch_snippet(current_plan, lang), language="python")
+        st.code(lr_export.torch_snippet(current_plan, lang), language="python")
     with yaml_tab:
         st.code(yaml_text, language="yaml", wrap_lines=True)
 

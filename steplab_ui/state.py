@@ -381,7 +381,7 @@ def _advanced_controls(lang: str) -> None:
                         **_tied(f"{kind}_steps"), help=t(lang, f"help.{kind}_steps"), placeholder=t(lang, "sidebar.unset"))
     for flag in ("logging_first_step", "eval_on_start"):
         st.toggle(t(lang, f"field.{flag}"), **_tied(flag), help=t(lang, f"help.{flag}"))
-    if st.session_state.get("trainer") == "lightning-2":
+    if _takes_batch_limit():
         st.number_input(t(lang, "field.limit_train_batches"), **number_range("limit_train_batches"), format="%g",
                         **_tied("limit_train_batches"), help=t(lang, "help.limit_train_batches"),
                         placeholder=t(lang, "sidebar.unset"))
@@ -437,12 +437,18 @@ def url_text(key: str, value: Any) -> str | None:
     return str(value)
 
 
+def _takes_batch_limit() -> bool:
+    """The chosen profile takes Lightning's `limit_train_batches` (its row says so)."""
+    profile = PROFILES.get(st.session_state.get("trainer"))
+    return profile is not None and profile.limit_train_batches
+
+
 def _bound_keys() -> list[str]:
     """The setup keys whose bound control is on screen this run (a broken URL value left a fallback instead)."""
     keys = [key for key in SETUP_KEYS if not _is_set(f"{key}__fallback")]
     if not st.session_state.get("use_max_steps"):
         keys.remove("max_steps")
-    if st.session_state.get("trainer") != "lightning-2":
+    if not _takes_batch_limit():
         keys.remove("limit_train_batches")
     return keys
 

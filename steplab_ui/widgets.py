@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
@@ -15,6 +16,9 @@ from steplab_ui import calculator_view, compare_view, layout, state
 from steplab_ui.labs import accumulation as accumulation_lab
 from steplab_ui.labs import overfitting as overfitting_lab
 from steplab_ui.labs import parts as lab_parts
+
+if TYPE_CHECKING:
+    from steplab.teaching.rl_pipeline import RlvrSetup
 
 
 def _open_in_app(lesson: Lesson, scenario: str) -> None:
@@ -196,10 +200,17 @@ def funnel(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = 
         st.caption(lesson.say(block.text("caption"), lang))
 
 
+def roll_arithmetic(setup: RlvrSetup, lang: str) -> None:
+    """A ROLL RLVR run's worked arithmetic, one paragraph per line (as the calculator's)."""
+    from steplab.teaching import rl_pipeline
+
+    colon = "：" if lang == "zh" else ": "
+    st.markdown("\n\n".join(f"**{text.get(lang)}**{colon}`{formula}`" for text, formula in rl_pipeline.worked(setup)))
+
+
 def roll(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
     """A ROLL RLVR run on the learner's numbers: the config's seven numbers in, the pipeline's counts out."""
     from steplab.teaching import rl_pipeline
-    from steplab_ui.lesson_view import roll_arithmetic
 
     start = lesson.scenarios[block.data["scenario"]].to_dict()
     values = {}

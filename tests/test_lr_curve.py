@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from steplab.i18n import zh_typography
-from steplab.teaching import lr_curve
-from steplab.trainer import geometry
+from steplab.teaching import downsample, lr_curve, lr_export, lr_overlays
+from steplab.trainer import geometry, schedule_arguments, schedules
 from steplab.trainer.plan import make_plan
 from steplab.trainer.run import iter_epochs
 from steplab.trainer.schedules import METRIC_DRIVEN, SCHEDULER_TYPES, available_schedulers
@@ -43,7 +43,7 @@ def plan_of(**values):
 def with_starters(name: str, profile: str = "hf-5", **values):
     """A plan of `name` with the arguments it cannot be built without."""
     base = plan_of(trainer=profile, **values)
-    kwargs = lr_curve.starter_kwargs(name, profile, base.warmup_steps, base.max_steps)
+    kwargs = schedules.starter_kwargs(name, profile, base.warmup_steps, base.max_steps)
     return plan_of(trainer=profile, lr_scheduler_type=name, lr_scheduler_kwargs=kwargs, **values)
 
 
@@ -58,12 +58,12 @@ def buckets(n: int, cap: int, kept: int) -> list[slice]:
 
 def test_short_curve_is_kept_whole():
     values = np.linspace(0, 1, 50)
-    assert lr_curve.downsample(values, cap=50).tolist() == list(range(50))
+    assert downsample.downsample(values, cap=50).tolist() == list(range(50))
 
 
 def test_cap_below_four_is_refused():
     with pytest.raises(ValueError):
-        lr_curve.downsample(np.zeros(10), cap=3)
+        downsample.downsample(np.zeros(10), cap=3)
 
 
 @settings(max_examples=60, deadline=None)
@@ -75,7 +75,7 @@ def test_cap_below_four_is_refused():
 def test_downsample_keeps_every_bucket_extreme_and_the_exact_points(values, cap, keep):
     values = np.asarray(values)
     n = len(values)
-    index = lr_curve.downsample(values, cap=cap, keep=keep)
+    index = downsample.downsample(values, cap=cap, keep=keep)
     assert len(index) <= cap
     assert np.all(np.diff(index) > 0) and index[0] == 0 and index[-1] == n - 1
     if n <= cap:
@@ -98,7 +98,7 @@ def test_downsample_keeps_every_bucket_extreme_and_the_exact_points(values, cap,
 def test_downsample_passes_over_nan():
     values = np.arange(10_000, dtype=float)
     values[5000:5003] = np.nan
-    index = lr_curve.downsample(values, cap=100)
+    index = downsample.downsample(values, cap=100)
     assert not np.isnan(values[index]).any()
     assert len(index) <= 100
 
@@ -266,7 +266,7 @@ def test_summary_sentences():
 
 def test_csv_holds_every_update_with_exact_numbers():
     plan = plan_of(num_samples=1001, lr_scheduler_type="cosine", warmup_steps=10)
-    lines = lr_curve.csv_text(plan).splitlines()
+    lines = lr_export.csv_text(plan).splitlines()
     assert lines[0] == "step,epoch,learning_rate" and len(lines) == plan.optimizer_steps + 1
     rows = [line.split(",") for line in lines[1:]]
     assert [int(r[0]) for r in rows] == list(range(1, plan.optimizer_steps + 1))
@@ -275,9 +275,9 @@ def test_csv_holds_every_update_with_exact_numbers():
 
 
 def test_csv_refuses_more_than_its_limit(monkeypatch):
-    monkeypatch.setattr(lr_curve, "CSV_LIMIT", 100)
+    monkeypatch.setattr(lr_export, "CSV_LIMIT", 100)
     with pytest.raises(ValueError):
-        lr_curve.csv_text(plan_of())
+        lr_export.csv_text(plan_of())
 
 
 def run_snippet(code: str) -> list[float]:
@@ -295,7 +295,7 @@ def test_plain_torch_snippet_reproduces_the_curve(profile):
     pytest.importorskip("torch")
     for name in drawable_types(profile):
         plan = with_starters(name, profile, warmup_steps=12, num_samples=800)
-        code = lr_curve.torch_snippet(plan, "en")
+        code = lr_export.torch_snippet(plan, "en")
         assert "from steplab" not in code  # the engine's own function, copied in
         assert run_snippet(code) == plan.learning_rates().tolist(), name
 
@@ -304,15 +304,15 @@ def test_get_scheduler_snippet_reproduces_the_curve():
     pytest.importorskip("transformers")
     for name in drawable_types("hf-5"):
         plan = with_starters(name, warmup_steps=12, num_samples=800)
-        code = lr_curve.get_scheduler_snippet(plan, "zh")
+        code = lr_export.get_scheduler_snippet(plan, "zh")
         assert f"get_scheduler(\n    {name!r}," in code
         assert run_snippet(code) == plan.learning_rates().tolist(), name
 
 
 def test_plateau_snippets_step_after_evaluations():
     plan = plan_of(lr_scheduler_type="reduce_lr_on_plateau", lr_scheduler_kwargs={"patience": 3})
-    assert "ReduceLROnPlateau(optimizer, patience=3)" in lr_curve.torch_snippet(plan)
-    assert "scheduler.step(eval_loss)" in lr_curve.get_scheduler_snippet(plan)
+    assert "ReduceLROnPlateau(optimizer, patience=3)" in lr_export.torch_snippet(plan)
+    assert "scheduler.step(eval_loss)" in lr_export.get_scheduler_snippet(plan)
 
 
 def test_setup_yaml_is_the_config_export():
@@ -320,7 +320,7 @@ def test_setup_yaml_is_the_config_export():
     from steplab.io.config_write import write_config
 
     plan = plan_of(lr_scheduler_type="cosine", lr_scheduler_kwargs={"num_cycles": 1.5})
-    text = lr_curve.setup_yaml(plan.setup)
+    text = lr_export.setup_yaml(plan.setup)
     assert text == write_config(plan.setup.to_dict())
     assert "num_cycles: 1.5" in text and read_config(text) is not None
 
@@ -336,15 +336,15 @@ def test_starters_make_every_scheduler_buildable_in_every_release():
 
 
 def test_adapt_kwargs_keeps_removes_and_adds():
-    switch = lr_curve.adapt_kwargs("linear", {"num_cycles": 1.5}, "hf-5", 0, 150)
+    switch = schedule_arguments.adapt_kwargs("linear", {"num_cycles": 1.5}, "hf-5", 0, 150)
     assert (switch.kwargs, switch.removed, switch.added) == ({}, ["num_cycles"], [])
-    switch = lr_curve.adapt_kwargs("cosine_with_min_lr", {"num_cycles": 1.5}, "hf-5", 0, 150)
+    switch = schedule_arguments.adapt_kwargs("cosine_with_min_lr", {"num_cycles": 1.5}, "hf-5", 0, 150)
     assert switch.kwargs == {"num_cycles": 1.5, "min_lr_rate": 0.1} and switch.added == ["min_lr_rate"]
-    switch = lr_curve.adapt_kwargs("warmup_stable_decay", {}, "hf-5", 15, 150)
+    switch = schedule_arguments.adapt_kwargs("warmup_stable_decay", {}, "hf-5", 15, 150)
     assert switch.kwargs == {"num_decay_steps": 90} and switch.added == ["num_decay_steps"]  # LLaMA-Factory: S = ⌊135 / 3⌋
-    assert lr_curve.adapt_kwargs("warmup_stable_decay", {}, "hf-4.46", 15, 150).kwargs == {
+    assert schedule_arguments.adapt_kwargs("warmup_stable_decay", {}, "hf-4.46", 15, 150).kwargs == {
         "num_stable_steps": 45, "num_decay_steps": 90}
-    switch = lr_curve.adapt_kwargs("cosine_with_min_lr", {"min_lr": 1e-6}, "hf-5", 0, 150)
+    switch = schedule_arguments.adapt_kwargs("cosine_with_min_lr", {"min_lr": 1e-6}, "hf-5", 0, 150)
     assert switch.kwargs == {"min_lr": 1e-6} and switch.added == []
 
 
@@ -355,7 +355,7 @@ def test_an_argument_that_means_something_else_is_not_carried_over(profile):
     the same in both (cosine's half-waves) is kept (said too). Checked on the curve the real scheduler draws: the
     switched WSD ends at its floor, as a WSD does."""
     warmup, total = 15, 150
-    switch = lr_curve.adapt_kwargs("warmup_stable_decay", {"num_cycles": 3}, profile, warmup, total,
+    switch = schedule_arguments.adapt_kwargs("warmup_stable_decay", {"num_cycles": 3}, profile, warmup, total,
                                    previous="cosine_with_restarts")
     assert "num_cycles" not in switch.kwargs and switch.reset == ["num_cycles"] and not switch.kept
     setup = setup_from_mapping({"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
@@ -364,9 +364,9 @@ def test_an_argument_that_means_something_else_is_not_carried_over(profile):
     plan = make_plan(setup)
     rates = plan.learning_rates()
     assert rates[-1] < 0.01 * setup.learning_rate < rates.max()
-    kept = lr_curve.adapt_kwargs("warmup_stable_decay", {"num_cycles": 1.5}, profile, warmup, total, previous="cosine")
+    kept = schedule_arguments.adapt_kwargs("warmup_stable_decay", {"num_cycles": 1.5}, profile, warmup, total, previous="cosine")
     assert kept.kwargs["num_cycles"] == 1.5 and kept.kept == ["num_cycles"] and not kept.reset
-    back = lr_curve.adapt_kwargs("cosine_with_restarts", {"num_cycles": 0.5}, profile, warmup, total, previous="cosine")
+    back = schedule_arguments.adapt_kwargs("cosine_with_restarts", {"num_cycles": 0.5}, profile, warmup, total, previous="cosine")
     assert "num_cycles" not in back.kwargs and back.reset == ["num_cycles"]
 
 
@@ -381,40 +381,40 @@ def test_the_two_meanings_of_num_cycles_are_the_real_signatures():
 
     assert default(optimization.get_cosine_with_hard_restarts_schedule_with_warmup) == 1
     assert default(optimization.get_cosine_schedule_with_warmup) == default(optimization.get_wsd_schedule) == 0.5
-    accepted = {name: lr_curve.accepted_kwargs(name, "hf-5").get("num_cycles")
+    accepted = {name: schedule_arguments.accepted_kwargs(name, "hf-5").get("num_cycles")
                 for name in ("cosine_with_restarts", "cosine", "warmup_stable_decay")}
     assert accepted == {"cosine_with_restarts": 1, "cosine": 0.5, "warmup_stable_decay": 0.5}
 
 
 def test_set_kwarg():
-    assert lr_curve.set_kwarg({"min_lr_rate": 0.1}, "min_lr", 1e-6) == {"min_lr": 1e-6}
-    assert lr_curve.set_kwarg({"min_lr": 1e-6}, "min_lr_rate", 0.2) == {"min_lr_rate": 0.2}
-    assert lr_curve.set_kwarg({"num_cycles": 2.0}, "num_cycles", None) == {}
-    assert lr_curve.set_kwarg({}, "num_decay_steps", 40.0) == {"num_decay_steps": 40}
+    assert schedule_arguments.set_kwarg({"min_lr_rate": 0.1}, "min_lr", 1e-6) == {"min_lr": 1e-6}
+    assert schedule_arguments.set_kwarg({"min_lr": 1e-6}, "min_lr_rate", 0.2) == {"min_lr_rate": 0.2}
+    assert schedule_arguments.set_kwarg({"num_cycles": 2.0}, "num_cycles", None) == {}
+    assert schedule_arguments.set_kwarg({}, "num_decay_steps", 40.0) == {"num_decay_steps": 40}
 
 
 def test_kwargs_dropped_by_get_scheduler():
-    assert lr_curve.kwargs_dropped("constant", "hf-5") and lr_curve.kwargs_dropped("constant_with_warmup", "hf-4.46")
-    assert lr_curve.kwargs_dropped("inverse_sqrt", "hf-4.57") and not lr_curve.kwargs_dropped("inverse_sqrt", "hf-5")
-    assert not lr_curve.kwargs_dropped("linear", "hf-5")  # forwarded, it just takes none
+    assert schedule_arguments.kwargs_dropped("constant", "hf-5") and schedule_arguments.kwargs_dropped("constant_with_warmup", "hf-4.46")
+    assert schedule_arguments.kwargs_dropped("inverse_sqrt", "hf-4.57") and not schedule_arguments.kwargs_dropped("inverse_sqrt", "hf-5")
+    assert not schedule_arguments.kwargs_dropped("linear", "hf-5")  # forwarded, it just takes none
 
 
 def test_variants_for_overlays():
     plan = plan_of()
-    assert make_plan(lr_curve.variant(plan, "max_steps", 300)).max_steps == 300
-    epochs = make_plan(lr_curve.variant(plan_of(max_steps=80), "epochs", 2))
+    assert make_plan(lr_overlays.variant(plan, "max_steps", 300)).max_steps == 300
+    epochs = make_plan(lr_overlays.variant(plan_of(max_steps=80), "epochs", 2))
     assert epochs.max_steps == 100 and not epochs.setup.uses_max_steps
-    other = lr_curve.variant(plan, "scheduler", "cosine_with_min_lr")
+    other = lr_overlays.variant(plan, "scheduler", "cosine_with_min_lr")
     assert other.scheduler_kwargs == {"min_lr_rate": 0.1}
-    assert lr_curve.variant_label("epochs", 2.0, epochs).en == f"2 epochs → {epochs.max_steps} steps"
-    assert lr_curve.variant_label("epochs", 2.0, epochs).zh == f"2 轮 → 共 {epochs.max_steps} 步"
-    assert "reduce_lr_on_plateau" not in lr_curve.overlay_schedulers("hf-5")
+    assert lr_overlays.variant_label("epochs", 2.0, epochs).en == f"2 epochs → {epochs.max_steps} steps"
+    assert lr_overlays.variant_label("epochs", 2.0, epochs).zh == f"2 轮 → 共 {epochs.max_steps} 步"
+    assert "reduce_lr_on_plateau" not in lr_overlays.overlay_schedulers("hf-5")
     with pytest.raises(ValueError):
-        lr_curve.variant(plan, "warmup", 3)
+        lr_overlays.variant(plan, "warmup", 3)
 
 
 def test_horizon_even_when_only_the_scheduler_is_refused():
     setup = setup_from_mapping({**COURSE, "lr_scheduler_type": "cosine_with_min_lr", "warmup_steps": 15})[0]
-    assert lr_curve.horizon(setup) == (15, 150)
-    assert math.isclose(lr_curve.STARTER_MIN_LR_RATE, 0.1)
+    assert schedule_arguments.horizon(setup) == (15, 150)
+    assert math.isclose(schedules.STARTER_MIN_LR_RATE, 0.1)
     assert set(SCHEDULER_TYPES) >= set(drawable_types("hf-5"))

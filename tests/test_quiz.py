@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import Message
+from steplab.i18n import whole as tidy
 from steplab.teaching import quiz
 from steplab.teaching.presets import presets
-from steplab.teaching.quiz.schema import tidy
 from steplab.trainer.events import events
 from steplab.trainer.plan import make_plan
 from steplab.trainer.profiles import PROFILES

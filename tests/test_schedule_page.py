@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from test_app import run as run_page
 
 from steplab.i18n import catalogue, t, zh_typography
-from steplab.teaching import lr_curve
+from steplab.teaching import lr_curve, lr_export
 from steplab.teaching.presets import presets
 from steplab.trainer import geometry
 from steplab.trainer.events import events
@@ -255,12 +255,12 @@ def test_exports():
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["CSV: step, epoch, learning rate", "Setup as YAML"]
     codes = [c.value.strip() for c in at.code]
-    assert lr_curve.get_scheduler_snippet(plan, "en").strip() in codes
-    assert lr_curve.torch_snippet(plan, "en").strip() in codes
-    assert lr_curve.setup_yaml(plan.setup, "en").strip() in codes
-    assert yaml.safe_load(lr_curve.setup_yaml(plan.setup))["lr_scheduler_type"] == "cosine"
+    assert lr_export.get_scheduler_snippet(plan, "en").strip() in codes
+    assert lr_export.torch_snippet(plan, "en").strip() in codes
+    assert lr_export.setup_yaml(plan.setup, "en").strip() in codes
+    assert yaml.safe_load(lr_export.setup_yaml(plan.setup))["lr_scheduler_type"] == "cosine"
     chinese = run(lang="zh", lr_scheduler_type="cosine", warmup_steps="15")
-    assert lr_curve.setup_yaml(shown_setup(chinese).setup, "zh").strip() in [c.value.strip() for c in chinese.code]
+    assert lr_export.setup_yaml(shown_setup(chinese).setup, "zh").strip() in [c.value.strip() for c in chinese.code]
 
 
 def test_a_million_steps_stay_small():

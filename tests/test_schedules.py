@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from wheels import wheel
 
 from steplab.errors import SetupError, TrainerRefusal
+from steplab.trainer import profiles
 from steplab.trainer import schedules as S
 
 OLD_RELEASES = {"hf-4.57": "4.57.6", "hf-4.51": "4.51.3", "hf-4.46": "4.46.3"}
@@ -675,3 +676,28 @@ def test_public_step_function_matches_the_vectorised_curve(name, W, T, kwargs):
     curve = S.learning_rates(name, T + 5, warmup_steps=W, total_steps=T, kwargs=kwargs, learning_rate=LR)
     lam = S.step_function(name, warmup_steps=W, total_steps=T, kwargs=kwargs, learning_rate=LR)
     np.testing.assert_allclose([LR * lam(k) for k in range(T + 5)], curve, rtol=1e-12, atol=1e-18)
+
+
+# --------------------------------------------------------------------------- the registry: one entry per schedule
+
+
+@pytest.mark.parametrize("profile", S.PROFILES)
+def test_every_argument_a_profile_forwards_has_its_widget_in_the_entry(profile):
+    """A schedule's entry says how a page edits each argument its form takes: a new schedule or argument without
+    one fails here, not on the page (the metric-driven one's torch arguments are not edited there)."""
+    for name in (n for n in S.available_schedulers(profile) if n not in S.METRIC_DRIVEN):
+        for key in S.scheduler_kwargs(name, profile):
+            edited = S.widget(name, key)
+            if isinstance(edited, S.Choice):  # every option is one the real code accepts
+                for option in edited.options:
+                    S.check_scheduler(name, {**S.starter_kwargs(name, profile, 10, 100), key: option}, profile=profile,
+                                      learning_rate=LR, warmup_steps=10, total_steps=100)
+            else:
+                assert edited.step > 0 and edited.format.startswith("%"), (name, key)
+
+
+def test_an_entry_offers_a_form_to_every_release_a_profile_runs():
+    releases = {profiles.PROFILES[p].scheduler_release for p in S.PROFILES}
+    for name, entry in S.SCHEDULES.items():
+        for release in releases:
+            assert entry.form(release).call.func, (name, release)

@@ -177,6 +177,22 @@ def test_frames_replay_the_plan_for_every_profile(values):
             assert any(f.is_step for f in timeline.frames)
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(values=SETUPS)
+def test_step_frames_are_where_the_geometry_puts_each_update(values):
+    """`_Run.step_frame(k)` (read from `geometry.positions`) is the frame that closes update k, and the epoch end
+    frames are the last round of each epoch, replayed frame by frame."""
+    plan = plan_or_none(values)
+    if plan is None:
+        return
+    walk = _Run(plan)
+    shown = [walk.frame(index) for index in range(walk.total_frames)]
+    assert [walk.step_frame(k) for k in range(1, walk.total_steps + 1)] == [f.index for f in shown if f.is_step]
+    ends = [f.index for f in shown if f.epoch_end]
+    assert [walk.epoch_end_frame(e) for e in range(len(ends))] == ends
+    assert walk.epoch_end_frame(plan.epochs_run) is None
+
+
 def test_course_setup_window():
     plan = plan_of(**COURSE)
     timeline = build_timeline(plan)

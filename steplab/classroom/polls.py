@@ -28,11 +28,11 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from steplab.errors import InputError, SetupError, TrainerRefusal
-from steplab.i18n import Message, Text, msg
+from steplab.i18n import Message, Text, msg, whole
 from steplab.teaching.explain import Line, explain
 from steplab.teaching.quiz import QuizError, bank_by_id, generate, grade, parse_number
 from steplab.teaching.quiz.grade import FULLWIDTH_NUMBER, numbers_match, worked_for
-from steplab.teaching.quiz.schema import WORKED_FOR, Question, tidy
+from steplab.teaching.quiz.schema import WORKED_FOR, Question
 from steplab.trainer.fields import FIELD_NAMES, FIELDS
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.profiles import PROFILES
@@ -341,7 +341,7 @@ def prompt(poll: Poll) -> Message | Text:
     setup = _old_setup(poll)
     numbers_ = dict(samples=setup.num_samples, batch=setup.per_device_train_batch_size,
                     ga=setup.gradient_accumulation_steps, gpus=setup.world_size,
-                    epochs=tidy(setup.num_train_epochs), count=setup.num_samples)
+                    epochs=whole(setup.num_train_epochs), count=setup.num_samples)
     if poll.kind == "setup":
         return msg("poll.prompt.setup", **numbers_)
     old = _plan(setup).max_steps
@@ -438,10 +438,10 @@ def check(poll: Poll, response: Any) -> float:
     if isinstance(value, Message):
         raise _refuse(value)
     if whole_answer(poll) and not value.is_integer():
-        raise PollAnswerError("poll.whole_steps" if poll.kind != "bank" else "poll.whole_number", value=tidy(value))
+        raise PollAnswerError("poll.whole_steps" if poll.kind != "bank" else "poll.whole_number", value=whole(value))
     low, high = answer_range(poll)
     if not low <= value <= high:
-        raise PollAnswerError("poll.out_of_range", low=tidy(low), high=tidy(high))
+        raise PollAnswerError("poll.out_of_range", low=whole(low), high=whole(high))
     return value + 0.0  # -0.0 is stored as 0.0
 
 
@@ -489,8 +489,8 @@ def _setup_traps(plan: Plan) -> list[Trap]:
         if by_epochs is None:
             return []
         return [Trap(float(by_epochs), msg("poll.trap.ignored_max_steps", value=by_epochs, max_steps=s.max_steps,
-                                           epochs=tidy(s.num_train_epochs)))]
-    epochs, ga, gpus, batch = tidy(s.num_train_epochs), s.gradient_accumulation_steps, s.world_size, \
+                                           epochs=whole(s.num_train_epochs)))]
+    epochs, ga, gpus, batch = whole(s.num_train_epochs), s.gradient_accumulation_steps, s.world_size, \
         s.per_device_train_batch_size
     micro, per_epoch = plan.micro_batches_per_epoch, plan.num_update_steps_per_epoch
     traps = []

@@ -14,7 +14,7 @@ from typing import Literal
 
 from steplab.classroom import polls
 from steplab.classroom.polls import Poll, Trap
-from steplab.i18n import Text, fmt_number
+from steplab.i18n import Text, fmt_number, whole
 
 MAX_BARS = 12
 Verdict = Literal["open", "right", "trap", "other"]  # "open": before the reveal, no bar is marked
@@ -36,12 +36,8 @@ class Bar:
         if self.option is not None:
             return self.option.get(lang)
         if self.low == self.high:
-            return fmt_number(_tidy(self.low))
-        return f"{fmt_number(_tidy(self.low))}–{fmt_number(_tidy(self.high))}"
-
-
-def _tidy(value: float) -> float | int:
-    return int(value) if float(value).is_integer() else value
+            return fmt_number(whole(self.low))
+        return f"{fmt_number(whole(self.low))}–{fmt_number(whole(self.high))}"
 
 
 def _verdict(poll: Poll, low: float, high: float, revealed: bool) -> tuple[Verdict, Trap | None]:

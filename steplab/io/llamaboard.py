@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from steplab.errors import InputError, SetupError
-from steplab.i18n import Message
+from steplab.i18n import Message, whole
 from steplab.io.config_read import ConfigImport, read_config
 from steplab.trainer.setup import TrainingSetup, setup_from_mapping
 
@@ -133,7 +133,7 @@ def _sent(name: str, value: Any) -> Any:
         raise LlamaBoardError("llamaboard.not_a_number", field=name, value=str(value))
     if f.minimum is not None and not f.minimum <= value <= f.maximum:
         raise LlamaBoardError("llamaboard.out_of_range", field=name, value=value, low=f.minimum, high=f.maximum)
-    return int(value) if float(value).is_integer() else float(value)
+    return whole(float(value))
 
 
 def _number_text(name: str, value: Any) -> int | float:

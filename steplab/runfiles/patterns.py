@@ -13,7 +13,6 @@ from steplab.i18n import fmt_float, msg
 from steplab.runfiles.explanation import Explanation, Finding
 from steplab.runfiles.precision import close
 from steplab.runfiles.rows import Rows
-from steplab.teaching.run_log import LR_AFTER_STEP
 from steplab.trainer.events import events, interval
 from steplab.trainer.plan import make_plan
 
@@ -126,7 +125,7 @@ def _resume(ex: Explanation) -> list[Finding]:
             after = float(plan.learning_rates(step + 1, step + 1)[0])
             before = float(old.learning_rates(step + 1, step + 1)[0]) if step < old.max_steps else 0.0
             stale = msg("runfiles.finding.resume_stale", next=step + 1) \
-                if plan.profile.id not in LR_AFTER_STEP else ""
+                if not plan.profile.logs_next_rate else ""
             found.append(Finding("resume_schedule", msg(
                 "runfiles.finding.resume_schedule", old_total=old.max_steps, total=plan.max_steps, next=step + 1,
                 before=before, after=after, old_epochs=fmt_float(old.setup.num_train_epochs),

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from steplab.runfiles.resume import AfterResume
-from steplab.teaching.run_log import LR_AFTER_STEP
 from steplab.trainer.plan import Plan
 
 
@@ -32,5 +31,5 @@ def last_earlier_step(planned: Planned, column: str) -> int | None:
     step = planned.resumed_step
     if step is None:
         return None
-    stale = column == "learning_rate" and planned.plan.profile.id not in LR_AFTER_STEP
+    stale = column == "learning_rate" and not planned.plan.profile.logs_next_rate
     return step + 1 if stale else step

@@ -18,7 +18,7 @@ from typing import Any
 
 from steplab.dataset.funnel import Funnel
 from steplab.errors import InputError
-from steplab.i18n import Message, msg
+from steplab.i18n import Message, msg, whole
 from steplab.io.config_read import ConfigImport, read_config
 from steplab.io.safe_yaml import decode, load
 from steplab.runfiles.console import Console
@@ -250,7 +250,7 @@ def _number(text: str) -> int | float | str:
         value = float(text)
     except ValueError:
         return text
-    return int(value) if value.is_integer() else value
+    return whole(value)
 
 
 def _evaluation(rec: Reconstructed, files: RunFiles) -> None:

@@ -18,7 +18,7 @@ from steplab.errors import InputError, TrainerRefusal
 from steplab.runfiles.precision import close
 from steplab.runfiles.rows import Rows
 from steplab.runfiles.state_file import StateFile
-from steplab.teaching.run_log import LR_AFTER_STEP, logged_epochs, logged_learning_rates
+from steplab.teaching.run_log import logged_epochs, logged_learning_rates
 from steplab.trainer import run
 from steplab.trainer.geometry import positions
 from steplab.trainer.plan import Plan, make_plan
@@ -92,7 +92,7 @@ def earlier_plan(plan: Plan, rows: Rows | None, resumed_step: int | None, checkp
     """The plan that reproduces the rows logged before the checkpoint (None without such rows or plan)."""
     if rows is None or resumed_step is None or not (rows.steps >= 0).all():
         return None
-    stale = 0 if plan.profile.id in LR_AFTER_STEP else 1
+    stale = 0 if plan.profile.logs_next_rate else 1
     carried = _carried(rows, resumed_step + stale)
     if not len(carried):
         return None
@@ -102,18 +102,10 @@ def earlier_plan(plan: Plan, rows: Rows | None, resumed_step: int | None, checkp
     return None
 
 
-RESTARTS_COUNT = frozenset({"hf-4.46", "hf-4.51"})
-"""Releases whose resumed epoch counts its micro-batches again from the first one after the skipped ones
-(transformers 4.28–4.51 `_inner_training_loop`: `step = -1` after `skip_first_batches`, and 4.46's running
-`total_batched_samples` starts again at 0): its updates close every accumulation's worth of the rest, and the
-epoch's last few micro-batches close none (`step + 1 == steps_in_epoch` is never reached), so they join the next
-epoch's first update. 4.52 and later continue the count (`step = steps_trained_in_current_epoch - 1`)."""
-
-
 @dataclass(frozen=True)
 class AfterResume:
-    """Where a resumed run's updates fall, for releases that restart the count (`RESTARTS_COUNT`): `plan` counts
-    its steps from the checkpoint's and its epochs from the one the run resumed in."""
+    """Where a resumed run's updates fall, for releases that restart the count (`TrainerProfile.resume_restarts_count`):
+    `plan` counts its steps from the checkpoint's and its epochs from the one the run resumed in."""
 
     start: int
     first_epoch: int
@@ -136,7 +128,7 @@ class AfterResume:
 def after_resume(plan: Plan, resumed_step: int | None) -> AfterResume | None:
     """The resumed run's geometry, when its release restarts the count (None otherwise: the plan's own holds)."""
     per_epoch = plan.num_update_steps_per_epoch
-    if resumed_step is None or plan.profile.id not in RESTARTS_COUNT or not per_epoch or not plan.micro_batches_per_epoch:
+    if resumed_step is None or not plan.profile.resume_restarts_count or not per_epoch or not plan.micro_batches_per_epoch:
         return None
     accumulation = plan.setup.gradient_accumulation_steps
     length = plan.micro_batches_per_epoch

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from steplab.i18n import whole
+
 COLUMNS = ("loss", "learning_rate", "grad_norm", "eval_loss")
 ALIASES = {"lr": "learning_rate"}  # LLaMA-Factory's trainer_log.jsonl writes `lr` (older releases `learning_rate`)
 
@@ -78,9 +80,8 @@ def step_number(value: Any) -> int:
         return -1
     if isinstance(value, int):
         return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return -1
+    step = whole(value) if isinstance(value, float) else None
+    return step if isinstance(step, int) else -1
 
 
 def _column(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:

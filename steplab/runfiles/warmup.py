@@ -14,7 +14,7 @@ from steplab.errors import InputError, TrainerRefusal
 from steplab.runfiles.planned import Planned, last_earlier_step
 from steplab.runfiles.precision import close
 from steplab.runfiles.rows import Rows
-from steplab.teaching.run_log import LR_AFTER_STEP, logged_learning_rates
+from steplab.teaching.run_log import logged_learning_rates
 from steplab.trainer.plan import Plan, make_plan
 
 MAX_TRIED = 2_000  # warmups tried one by one when no row falls inside the warmup
@@ -58,7 +58,7 @@ def read_warmup(rows: Rows, planned: Planned) -> int | None:
     steps, rates = rows.steps[mask], rows.column("learning_rate")[mask]
     if not len(steps):
         return None
-    shift = 1 if plan.profile.id in LR_AFTER_STEP else 0
+    shift = 1 if plan.profile.logs_next_rate else 0
     probe = slice(0, PROBE_ROWS)
     candidates = _estimates(steps, rates, plan.setup.learning_rate, shift)
     candidates += [w for w in range(0, min(int(steps[0]) + 1, MAX_TRIED)) if w not in candidates]

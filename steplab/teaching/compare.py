@@ -52,8 +52,7 @@ ROWS: tuple[tuple[Message, Any], ...] = (
      lambda p, lang: fmt_int(interval(p, "eval")) if p.setup.eval_strategy == "steps" else "—"),
     (msg("comparing.row.eval_interval_epochs"), lambda p, lang: rhythm(p).get(lang)),
     (msg("comparing.row.eval_at_steps"),
-     lambda p, lang: (", ".join(fmt_int(k) for k in events(p, "eval").steps(limit=8))
-                      + (" …" if events(p, "eval").count() > 8 else "")) or "—"),
+     lambda p, lang: events(p, "eval").preview(8) or "—"),
     (msg("comparing.row.final_epoch"), lambda p, lang: fmt_float(p.final_epoch, 3)),
 )
 

@@ -72,7 +72,7 @@ def _updates_per_epoch(plan: Plan) -> Line:
     raw = -(-length // ga) if rounding == "ceil" else length // ga
     if length and raw < 1:
         formula += " → max(…, 1) = 1"
-    rest = length % ga if length else 0
+    rest = plan.last_group_size if plan.last_group_size < ga else 0
     note = None
     if rest and rounding == "ceil":
         note = msg("explain.num_update_steps_per_epoch.last_update", rest=rest, count=rest)
@@ -125,8 +125,7 @@ def _actual(plan: Plan) -> Line:
 def _eval(plan: Plan) -> list[Line]:
     if plan.setup.eval_strategy == "no" or plan.profile.framework != "transformers":
         return []
-    steps = events(plan, "eval").steps(limit=6)
-    shown = ", ".join(fmt_int(k) for k in steps) + (" …" if events(plan, "eval").count() > 6 else "")
+    shown = events(plan, "eval").preview(6)
     every = interval(plan, "eval") if plan.setup.eval_strategy == "steps" else None
     if every:
         formula = f"eval_steps = {fmt_int(every)} → {shown or '—'}"

@@ -39,7 +39,7 @@ from steplab.dataset.funnel import Funnel
 from steplab.dataset.load import funnel_from_rows, known_rows
 from steplab.dataset.settings import data_settings
 from steplab.errors import InputError, SetupError, TrainerRefusal
-from steplab.i18n import LANGUAGES, Text, fill, msg
+from steplab.i18n import LANGUAGES, Text, fill, msg, whole
 from steplab.io.config_read import read_config
 from steplab.teaching.measurements import measurements
 from steplab.teaching.presets import presets
@@ -176,7 +176,7 @@ _CJK_BREAK = re.compile(r"(?<=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef])\n(?=[\u
 def yaml_val_size(value: float) -> float | int:
     """`val_size` as a YAML would hold it when typed into a number box: a whole number is a YAML integer
     (`val_size: 1` holds out one row, `100` a hundred), anything else a fraction."""
-    return int(value) if float(value).is_integer() else float(value)
+    return whole(float(value))
 
 
 def _bilingual(value: Any, source: str, where: str) -> Text:

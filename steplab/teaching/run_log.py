@@ -30,8 +30,6 @@ from steplab.trainer import geometry
 from steplab.trainer.events import Events, events
 from steplab.trainer.plan import Plan
 
-LR_AFTER_STEP = frozenset({"hf-4.46"})  # releases that log the learning rate of the next update
-FORMAT_4G = frozenset({"hf-5", "hf-5.6"})  # releases whose progress bar prints floats as f"{v:.4g}" strings
 EVAL_BATCH = 8  # per_device_eval_batch_size's default, for the illustrative eval_steps_per_second
 DEFAULT_OUTPUT_DIR = "saves/qwen3-0.6b/lora/sft"
 
@@ -60,7 +58,7 @@ def logged_learning_rates(plan: Plan, steps: np.ndarray) -> np.ndarray:
     steps = np.asarray(steps, dtype=np.int64)
     if not len(steps):
         return np.zeros(0)
-    shift = 1 if plan.profile.id in LR_AFTER_STEP else 0
+    shift = 1 if plan.profile.logs_next_rate else 0
     first, last = int(steps.min()) + shift, int(steps.max()) + shift
     if last - first > 4 * len(steps) + 64:  # far apart: one value each, no array over the whole span
         return np.array([plan.learning_rates(int(s) + shift, int(s) + shift)[0] for s in steps])
@@ -106,7 +104,7 @@ def illustrative_curve(plan: Plan, seed: int = 0) -> Curve:
 
 def _dict_line(plan: Plan, items: list[tuple[str, object]]) -> str:
     """`str(logs)` as the release's `ProgressCallback.on_log` prints it."""
-    if plan.profile.id in FORMAT_4G:
+    if plan.profile.floats_4g:
         shown = {k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in items}
     else:
         shown = {k: (round(v, 2) if k == "epoch" else v) for k, v in items}
@@ -114,7 +112,7 @@ def _dict_line(plan: Plan, items: list[tuple[str, object]]) -> str:
 
 
 def _loss_value(plan: Plan, value: float) -> float:
-    return value if plan.profile.id in FORMAT_4G else round(value, 4)
+    return value if plan.profile.floats_4g else round(value, 4)
 
 
 # --- the lines -----------------------------------------------------------------------------------------------
@@ -271,7 +269,7 @@ class RunLog:
         runtime = max(self.elapsed(self.steps), 1e-4)
         samples = plan.max_steps * plan.total_train_batch_size if s.uses_max_steps else s.num_samples * s.num_train_epochs
         counted = plan.max_steps
-        if plan.profile.id in FORMAT_4G:
+        if plan.profile.floats_4g:
             samples = samples * self.steps / max(plan.max_steps, 1)
             counted = self.steps
         curve = illustrative_curve(plan, self.seed)

@@ -16,7 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from steplab.trainer import run
-from steplab.trainer.geometry import epochs_and_samples, samples_in_epoch
+from steplab.trainer.geometry import epochs_and_samples, positions, samples_in_epoch
 from steplab.trainer.plan import Plan
 
 MAX_LANES = 8  # GPU lanes drawn; more are summarised in one row
@@ -265,34 +265,28 @@ class _Run:
         return tuple(lanes)
 
     def step_frame(self, step: int) -> int:
-        """The run index of the micro-batch closing optimizer step `step` (1-based)."""
+        """The run index of the micro-batch closing optimizer step `step` (1-based): where the geometry puts it."""
         if not 1 <= step <= self.total_steps:
             raise IndexError(step)
-        block = next(b for b in reversed(self.blocks) if b.first_step < step)
-        local = step - block.first_step - 1
-        cycle_steps = sum(block.steps)
-        cycle, rest = divmod(local, cycle_steps)
-        frame = block.first_frame + cycle * block.cycle_frames
-        for epoch, rounds in zip(block.segment.epochs, block.frames, strict=True):
-            if rest < epoch.steps:
-                for step_run in epoch.runs:
-                    if rest < step_run.count:
-                        return frame + step_run.end + rest * step_run.stride - 1
-                    rest -= step_run.count
-            rest -= epoch.steps
-            frame += rounds
-        raise AssertionError("step not found")  # pragma: no cover - the counts above always find it
+        epoch, micro_batch = positions(self.plan, np.array([step], dtype=np.int64))
+        first, _ = self._epoch_frames(int(epoch[0]))
+        return first + int(micro_batch[0]) - 1
 
-    def epoch_end_frame(self, epoch: int) -> int | None:
-        """The run index of the last micro-batch of epoch `epoch` (0-based), None past the run."""
-        frame = 0
+    def _epoch_frames(self, epoch: int) -> tuple[int, int]:
+        """(run index of the first micro-batch round of epoch `epoch` (0-based), its rounds); (-1, 0) past the plan."""
         for block in self.blocks:
             count = len(block.segment.epochs) * block.segment.repeat
             if epoch < block.first_epoch + count:
                 cycle, position = divmod(epoch - block.first_epoch, len(block.segment.epochs))
-                frame = block.first_frame + cycle * block.cycle_frames + sum(block.frames[: position + 1]) - 1
-                return frame if frame < self.total_frames else None
-        return None
+                first = block.first_frame + cycle * block.cycle_frames + sum(block.frames[:position])
+                return first, block.frames[position]
+        return -1, 0
+
+    def epoch_end_frame(self, epoch: int) -> int | None:
+        """The run index of the last micro-batch of epoch `epoch` (0-based), None past the run."""
+        first, rounds = self._epoch_frames(epoch)
+        frame = first + rounds - 1
+        return frame if first >= 0 and frame < self.total_frames else None
 
 
 # --- the window ----------------------------------------------------------------------------------------

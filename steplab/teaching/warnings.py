@@ -64,8 +64,8 @@ def _warning(code: str, text: dict[str, Any] | None = None, fix: dict[str, Any] 
 def _partial_group(plan: Plan) -> list[Warning]:
     ga = plan.setup.gradient_accumulation_steps
     length = plan.micro_batches_per_epoch
-    rest = length % ga
-    if not rest or plan.profile.running_count or plan.optimizer_steps == 0:
+    rest = plan.last_group_size
+    if rest == ga or plan.profile.running_count or plan.optimizer_steps == 0:
         return []
     return [_warning("partial_accumulation_group",
                      {"length": length, "ga": ga, "rest": rest, "whole": length // ga, "count": rest})]
@@ -73,7 +73,7 @@ def _partial_group(plan: Plan) -> list[Warning]:
 
 def _straddling(plan: Plan) -> list[Warning]:
     ga = plan.setup.gradient_accumulation_steps
-    if not plan.profile.running_count or plan.micro_batches_per_epoch % ga == 0 or plan.micro_batches_per_epoch <= ga:
+    if not plan.profile.running_count or plan.last_group_size == ga or plan.micro_batches_per_epoch <= ga:
         return []
     return [_warning("groups_straddle_epochs", {"ga": ga}, {"release": EPOCH_END_STEP_FROM})]
 

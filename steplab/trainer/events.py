@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from steplab.i18n import Message, fmt_float, msg
+from steplab.i18n import Message, fmt_float, fmt_int, msg
 from steplab.trainer.arguments import effective_interval_setting, interval_steps
 from steplab.trainer.plan import Plan
 
@@ -44,6 +44,11 @@ class Events:
         ends = self._epoch_ends(limit)
         merged = sorted([*self.first, *periodic, *ends, *self.final])
         return merged if limit is None else merged[:limit]
+
+    def preview(self, limit: int, separator: str = ", ", more: str = " …") -> str:
+        """The first `limit` event steps as text ("50, 100, 150 …"), `more` when there are others; "" when none."""
+        shown = separator.join(fmt_int(step) for step in self.steps(limit))
+        return shown + (more if self.count() > limit else "")
 
 
 def _strategy(plan: Plan, kind: str) -> str:

@@ -78,6 +78,14 @@ class Plan:
         return geometry.epoch_end_steps(self, limit)
 
     @property
+    def last_group_size(self) -> int:
+        """Micro-batches in an epoch's last accumulation group when each epoch is grouped on its own: L mod GA, or GA
+        when GA divides L (also for an empty epoch). Fewer than GA: the epoch ends on a short update (or, ≤ 4.46,
+        its last micro-batches join the next epoch's first group)."""
+        ga = self.setup.gradient_accumulation_steps
+        return self.micro_batches_per_epoch % ga or ga
+
+    @property
     def largest_step(self) -> int:
         """The most micro-batches any one optimizer step holds."""
         return max((r.size for seg in self.segments for e in seg.epochs for r in e.runs), default=0)

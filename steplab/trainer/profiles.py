@@ -1,5 +1,9 @@
 """Trainer profiles: how each framework release turns micro-batches into optimizer steps.
 
+A release is one row of `TrainerProfile`: everything that differs between releases (the accumulation and rounding
+rules, events, warmup, the console it prints, which `optimization.py` builds its scheduler, Lightning's batch
+limit) is a field of the row; every other place reads the row and none branches on a profile's id.
+
 Each profile is named after the release whose real runs it matches; `releases` is the range it stands
 for (read from the code of those releases, see `reference/trainer-math.md` §1.4). The two 5.x profiles differ in
 one thing only, `warmup_ratio`: 5.0 – 5.14 still take it (a deprecated alias), 5.15 removed it; LLaMA-Factory
@@ -30,10 +34,28 @@ class TrainerProfile:
     # "alias" (5.0 – 5.14: deprecated, copied into warmup_steps, so it wins over it), "refused" (5.15 on: TypeError)
     empty_loader_error: tuple[str, str] | None  # a refusal for an empty dataloader in every mode (4.46)
     log_block: str  # which "***** Running training *****" block it prints: "5", "4" or "lightning"
+    scheduler_release: str  # the transformers release whose `optimization.py` builds its scheduler ("5", "4.57", ...;
+    # Lightning modules use 5.x's lambdas): which schedules exist (`SchedulerType`) and how each is called
+    logged_rate: str  # the `learning_rate` a log line shows: "used" (the rate of the update just run, read before
+    # `lr_scheduler.step()`, 4.52+), "next" (read after it: the next update's rate, ≤ 4.46) or "mixed" (the range
+    # holds both: 4.47 – 4.50 "next", 4.51 "used"; modelled as 4.51)
+    floats_4g: bool  # `ProgressCallback.on_log` prints floats as f"{v:.4g}" strings and the loss unrounded; the summary
+    # counts the steps trained (5.x); else epoch rounded to 2, loss to 4, and the summary counts max_steps (4.x)
+    resume_restarts_count: bool  # a resumed epoch counts its micro-batches again from the first one after the
+    # skipped ones (4.28 – 4.51 `_inner_training_loop`: `step = -1` after `skip_first_batches`, and 4.46's running
+    # `total_batched_samples` starts again at 0): its updates close every accumulation's worth of the rest, and the
+    # epoch's last few micro-batches close none (`step + 1 == steps_in_epoch` is never reached), so they join the next
+    # epoch's first update. 4.52 and later continue the count (`step = steps_trained_in_current_epoch - 1`).
     loss_scaling: str = "group_tokens"  # how a micro-batch's loss is scaled before backward (catalogue `loss_scaling.*`):
     # "group_tokens": summed token loss / label tokens of the whole accumulation group (4.46+, causal LMs);
     # "mean_then_tokens": mean / GA up to 4.45, group tokens from 4.46 (the range 4.28 – 4.46);
     # "mean_over_accumulation": mean / accumulate_grad_batches (Lightning)
+    limit_train_batches: bool = False  # takes Lightning's `Trainer(limit_train_batches=...)`, the epoch's batch limit
+
+    @property
+    def logs_next_rate(self) -> bool:
+        """The log shows the learning rate of the next update (read after `lr_scheduler.step()`)."""
+        return self.logged_rate == "next"
 
 
 PROFILES: dict[str, TrainerProfile] = {
@@ -44,37 +66,44 @@ PROFILES: dict[str, TrainerProfile] = {
             round_updates_up=True, running_count=False, last_chunk_from_samples=False,
             final_eval=True, final_save_any_strategy=False, warmup_steps_ratio=True, warmup_ratio="refused",
             empty_loader_error=None, log_block="5",
+            scheduler_release="5", logged_rate="used", floats_4g=True, resume_restarts_count=False,
         ),
         TrainerProfile(
             id="hf-5.6", framework="transformers", matched="transformers 5.6.0", releases="5.0 – 5.14",
             round_updates_up=True, running_count=False, last_chunk_from_samples=False,
             final_eval=True, final_save_any_strategy=False, warmup_steps_ratio=True, warmup_ratio="alias",
             empty_loader_error=None, log_block="5",
+            scheduler_release="5", logged_rate="used", floats_4g=True, resume_restarts_count=False,
         ),
         TrainerProfile(
             id="hf-4.57", framework="transformers", matched="transformers 4.57.6", releases="4.52 – 4.57",
             round_updates_up=True, running_count=False, last_chunk_from_samples=False,
             final_eval=False, final_save_any_strategy=False, warmup_steps_ratio=False, warmup_ratio="field",
             empty_loader_error=None, log_block="4",
+            scheduler_release="4.57", logged_rate="used", floats_4g=False, resume_restarts_count=False,
         ),
         TrainerProfile(
             id="hf-4.51", framework="transformers", matched="transformers 4.51.3", releases="4.47 – 4.51",
             round_updates_up=False, running_count=False, last_chunk_from_samples=True,
             final_eval=False, final_save_any_strategy=False, warmup_steps_ratio=False, warmup_ratio="field",
             empty_loader_error=None, log_block="4",
+            scheduler_release="4.51", logged_rate="mixed", floats_4g=False, resume_restarts_count=True,
         ),
         TrainerProfile(
             id="hf-4.46", framework="transformers", matched="transformers 4.46.3", releases="4.28 – 4.46",
             round_updates_up=False, running_count=True, last_chunk_from_samples=True,
             final_eval=False, final_save_any_strategy=True, warmup_steps_ratio=False, warmup_ratio="field",
             empty_loader_error=("TypeError", "object of type 'NoneType' has no len()"), log_block="4",
+            scheduler_release="4.46", logged_rate="next", floats_4g=False, resume_restarts_count=True,
             loss_scaling="mean_then_tokens",
         ),
         TrainerProfile(
             id="lightning-2", framework="lightning", matched="lightning 2.6.6", releases="PyTorch Lightning 2.x",
             round_updates_up=True, running_count=False, last_chunk_from_samples=False,
             final_eval=False, final_save_any_strategy=False, warmup_steps_ratio=True, warmup_ratio="alias",
-            empty_loader_error=None, log_block="lightning", loss_scaling="mean_over_accumulation",
+            empty_loader_error=None, log_block="lightning",
+            scheduler_release="5", logged_rate="used", floats_4g=False, resume_restarts_count=False,
+            loss_scaling="mean_over_accumulation", limit_train_batches=True,
         ),
     )
 }

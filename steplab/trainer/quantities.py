@@ -23,9 +23,7 @@ PLAN_QUANTITIES: dict[str, tuple[Message, Callable[[Plan], Any]]] = {
     "warmup_steps": (msg("quantity.warmup_steps"), lambda p: p.warmup_steps),
     "final_epoch": (msg("quantity.final_epoch"), lambda p: p.final_epoch),
     "epochs_loop": (msg("quantity.epochs_loop"), lambda p: p.epochs_loop),
-    "last_group_micro_batches": (msg("quantity.last_group_micro_batches"),
-                                 lambda p: p.micro_batches_per_epoch % p.setup.gradient_accumulation_steps
-                                 or p.setup.gradient_accumulation_steps),
+    "last_group_micro_batches": (msg("quantity.last_group_micro_batches"), lambda p: p.last_group_size),
     "samples_duplicated_per_epoch": (msg("quantity.samples_duplicated_per_epoch"), lambda p: p.epoch.duplicated),
     "samples_dropped_per_epoch": (msg("quantity.samples_dropped_per_epoch"), lambda p: p.epoch.dropped),
     "last_batch_samples": (msg("quantity.last_batch_samples"), lambda p: p.epoch.last_batch),

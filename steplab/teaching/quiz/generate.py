@@ -11,7 +11,7 @@ from typing import Any
 
 from steplab.dataset.catalog import KNOWN_DATASET_ROWS
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.i18n import Text, fill
+from steplab.i18n import Text, fill, whole
 from steplab.teaching.measurements import measurements
 from steplab.teaching.presets import presets
 from steplab.teaching.quiz.schema import (
@@ -22,7 +22,6 @@ from steplab.teaching.quiz.schema import (
     Target,
     number_or_none,
     plan_values,
-    tidy,
 )
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.profiles import PROFILES
@@ -117,7 +116,7 @@ def generate(spec: QuestionSpec, seed: int) -> Question:
         plan = plan_values(spec.id, merged, f"setup with {values}" if values else "setup")
         setup = plan.setup
     targets = tuple(Target(name, op, rng.choice(choices)) for name, op, choices in spec.targets)
-    literals = {"target": tidy(targets[0].value)} if targets else {}
+    literals = {"target": whole(targets[0].value)} if targets else {}
     say = lambda text: _fill(spec.id, text, plan, extra, literals)  # noqa: E731
     common = dict(spec=spec, seed=seed, prompt=say(spec.prompt), hint=say(spec.hint),
                   explanation=say(spec.explanation) if spec.explanation else None,
@@ -129,7 +128,7 @@ def generate(spec: QuestionSpec, seed: int) -> Question:
             answer = None
         if number_or_none(answer) is None:
             raise QuizError(spec.id, f"answer {spec.answer} is not a number for the setup with {values} ({answer!r})")
-        return Question(**common, answer=tidy(answer) if isinstance(answer, float) else answer)
+        return Question(**common, answer=whole(answer) if isinstance(answer, float) else answer)
     if spec.kind == "choice":
         order = list(range(len(spec.options)))
         if spec.shuffle:
@@ -139,7 +138,7 @@ def generate(spec: QuestionSpec, seed: int) -> Question:
         return Question(**common, options=options, correct=correct)
     controls = tuple(
         Control(c.field, c.low, c.high, c.step,
-                c.start if c.start is not None else tidy(float(getattr(setup, c.field)))) for c in spec.controls
+                c.start if c.start is not None else whole(float(getattr(setup, c.field)))) for c in spec.controls
     )
     start = {c.field: c.start for c in controls}
     if _reaches(setup, start, targets, controls):

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.i18n import Message, msg
+from steplab.i18n import Message, msg, whole
 from steplab.teaching.explain import Line, explain
 from steplab.teaching.quiz.schema import (
     MAX_RESPONSE_CHARS,
@@ -19,7 +19,6 @@ from steplab.teaching.quiz.schema import (
     on_grid,
     quantity_label,
     said,
-    tidy,
 )
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.quantities import quantity
@@ -117,7 +116,7 @@ def _grade_numeric(question: Question, response: Any) -> Feedback:
         message = msg("quiz.numeric_right", value=question.answer, label=label)
         return Feedback(True, "correct", message, worked, explanation=question.explanation)
     direction = msg("quiz.too_high" if given > answer else "quiz.too_low")
-    message = msg("quiz.numeric_wrong", value=tidy(given) if abs(given) < 1e15 else given, label=label,
+    message = msg("quiz.numeric_wrong", value=whole(given) if abs(given) < 1e15 else given, label=label,
                   direction=direction)
     return Feedback(False, "wrong", message, worked, hint=question.hint, explanation=question.explanation)
 
@@ -156,8 +155,8 @@ def _grade_sliders(question: Question, response: Any) -> Feedback:
         if isinstance(value, Message):
             return _invalid(value)
         if not on_grid(control, value):
-            return _invalid(msg("quiz.slider_range", field=control.field, low=tidy(control.low),
-                                 high=tidy(control.high)))
+            return _invalid(msg("quiz.slider_range", field=control.field, low=whole(control.low),
+                                 high=whole(control.high)))
         values[control.field] = int(round(value)) if control.is_int else value
     try:
         plan = make_plan(question.setup.replace(**values))

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.i18n import PLACEHOLDER, Joined, Message, Text, joined, msg
+from steplab.i18n import PLACEHOLDER, Joined, Message, Text, joined, msg, whole
 from steplab.teaching.explain import Line
 from steplab.teaching.lessons import lesson_numbers
 from steplab.trainer.plan import Plan, make_plan
@@ -105,7 +105,7 @@ class Target:
 
     def describe(self) -> Message:
         sign = {"equals": "=", "at_least": "≥", "at_most": "≤"}[self.op]
-        return msg("quiz.target", label=quantity_label(self.quantity), sign=sign, value=tidy(self.value))
+        return msg("quiz.target", label=quantity_label(self.quantity), sign=sign, value=whole(self.value))
 
 
 @dataclass(frozen=True)
@@ -224,11 +224,6 @@ def on_grid(control: Control, value: Any) -> bool:
         return False
     position = (value - control.low) / control.step
     return abs(position - round(position)) < 1e-6
-
-
-def tidy(value: float) -> int | float:
-    """A whole float as an int (so 8.0 is said as 8)."""
-    return int(value) if float(value).is_integer() else value
 
 
 def quantity_label(name: str) -> Message | Joined:
