@@ -13,8 +13,8 @@ import streamlit as st
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import t
-from steplab.teaching.narration import totals
-from steplab.teaching.timeline import Timeline, build_timeline
+from steplab.simulation.narration import totals
+from steplab.simulation.timeline import Timeline, build_timeline
 from steplab_ui import animation_view as view
 from steplab_ui import layout, state
 from steplab_ui.animation_html import export_html

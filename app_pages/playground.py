@@ -7,7 +7,7 @@ The operands of the worked arithmetic are the shared setup (editing one changes 
 step control (slider plus exact input, `?step=`) marks update k on the bucket, the timeline and the LR curve, and
 the console shows the lines printed up to update k, its bar at k of the run's updates (what the Trainer's tqdm bar
 shows once update k is done; a fresh page, `?step=1` and Reset all stand at update 1). Everything that shows step
-k is one fragment (`linked`) that ticks while Play runs the simulated console (`steplab.teaching.run_log`): step k
+k is one fragment (`linked`) that ticks while Play runs the simulated console (`steplab.simulation.run_log`): step k
 follows the run on every view, tick by tick, only forward, and Pause leaves it where the run stopped.
 
 While the run plays, the step control shows k but does not take it (drawn disabled, under keys of its own): the
@@ -22,8 +22,8 @@ import time
 import streamlit as st
 
 from steplab.i18n import fmt_float, fmt_int, t
+from steplab.simulation.run_log import RunLog, measured_seconds_per_step
 from steplab.teaching.measurements import measurements
-from steplab.teaching.run_log import RunLog, measured_seconds_per_step
 from steplab_ui import layout, state
 from steplab_ui import playground_view as view
 from steplab_ui.page import page

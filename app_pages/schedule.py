@@ -3,7 +3,7 @@
 import streamlit as st
 
 from steplab.i18n import t
-from steplab.teaching import lr_curve
+from steplab.simulation import lr_curve
 from steplab_ui import layout, schedule_chart
 from steplab_ui import schedule_view as view
 from steplab_ui.page import page

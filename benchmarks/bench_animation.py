@@ -115,7 +115,7 @@ def engine_figures() -> None:
     import plotly.io
     import plotly.tools
 
-    from steplab.teaching.timeline import build_timeline
+    from steplab.simulation.timeline import build_timeline
     from steplab.trainer.plan import make_plan
     from steplab.trainer.setup import setup_from_mapping
     from steplab_ui import animation_view

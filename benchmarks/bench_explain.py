@@ -24,7 +24,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from steplab.teaching.run_log import logged_epochs, logged_learning_rates  # noqa: E402
+from steplab.simulation.run_log import logged_epochs, logged_learning_rates  # noqa: E402
 from steplab.trainer.plan import make_plan  # noqa: E402
 from steplab.trainer.setup import setup_from_mapping  # noqa: E402
 

@@ -19,8 +19,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from steplab.i18n import fmt_int, t
-from steplab.teaching.narration import narration, totals
-from steplab.teaching.timeline import Timeline
+from steplab.simulation.narration import narration, totals
+from steplab.simulation.timeline import Timeline
 from steplab_ui.animation_view import frame_spec
 from steplab_ui.layout import chart_config
 

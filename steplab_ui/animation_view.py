@@ -13,10 +13,10 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from steplab.i18n import fmt_float, fmt_int, fmt_lr, t
+from steplab.simulation.narration import narration
+from steplab.simulation.timeline import MAX_LANES, Frame, Timeline, build_timeline
 from steplab.teaching.measurements import measurements
-from steplab.teaching.narration import narration
 from steplab.teaching.presets import presets
-from steplab.teaching.timeline import MAX_LANES, Frame, Timeline, build_timeline
 from steplab.trainer.plan import Plan, make_plan
 from steplab_ui.layout import COLOURS, FIGURE_TEXT
 from steplab_ui.presenter import FIGURE_FONT

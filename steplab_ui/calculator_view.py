@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from steplab.i18n import fmt_float, fmt_int, t
-from steplab.io.logblock import running_training_block
+from steplab.simulation.logblock import running_training_block
 from steplab.teaching.explain import explain
 from steplab.teaching.warnings import plan_warnings
 from steplab.trainer.plan import Plan

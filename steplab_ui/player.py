@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from steplab.teaching.timeline import Timeline
+    from steplab.simulation.timeline import Timeline
 
 SPEEDS = (0.5, 1.0, 2.0)
 SECONDS_PER_FRAME = 1.0  # at speed 1

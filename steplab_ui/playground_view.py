@@ -14,9 +14,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from steplab.i18n import fmt_float, fmt_int, fmt_lr, sentences, t
-from steplab.teaching import lr_curve, run_log
+from steplab.simulation import lr_curve, run_log
+from steplab.simulation.timeline import update_timeline
 from steplab.teaching.explain import Line, explain
-from steplab.teaching.timeline import update_timeline
 from steplab.trainer.plan import Plan
 from steplab_ui import animation_view, charts, schedule_chart, state
 from steplab_ui.frozen_figure import frozen

@@ -16,7 +16,7 @@ from steplab.runfiles.explanation import Explanation
 from steplab.runfiles.patterns import grad_spikes
 from steplab.runfiles.planned import last_earlier_step
 from steplab.runfiles.rows import Rows
-from steplab.teaching.run_log import logged_learning_rates
+from steplab.simulation.run_log import logged_learning_rates
 from steplab.trainer.events import events
 from steplab_ui.frozen_figure import FrozenFigure, frozen
 from steplab_ui.layout import COLOURS

@@ -1,6 +1,6 @@
 """The learning-rate schedule figure: the LR every update uses, warmup, epochs, events, the stop, overlays.
 
-Plain plotly; every number comes from `steplab.teaching.lr_curve`. No trace carries more than `lr_curve.CAP` points.
+Plain plotly; every number comes from `steplab.simulation.lr_curve`. No trace carries more than `lr_curve.CAP` points.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from steplab.i18n import fmt_int, t
-from steplab.teaching import lr_curve
-from steplab.teaching.lr_curve import Curve
+from steplab.simulation import lr_curve
+from steplab.simulation.lr_curve import Curve
 from steplab.trainer import geometry
 from steplab.trainer.events import events
 from steplab_ui.layout import COLOURS, FIGURE_TEXT

@@ -1,6 +1,6 @@
 """The schedule page's parts: the scheduler and its arguments (controls that edit the shared setup), the
 comparison overlays, the notes beside the chart, the plateau case and the export. Each draws one part; the
-curve and its words come from `steplab.teaching.lr_curve`, the overlays from `lr_overlays`, the export from `lr_export`,
+curve and its words come from `steplab.simulation.lr_curve`, the overlays from `lr_overlays`, the export from `lr_export`,
 the arguments' edits from `steplab.trainer.schedule_arguments`, how each argument is edited from its schedule's entry
 (`steplab.trainer.schedules.widget`)."""
 
@@ -13,7 +13,7 @@ import streamlit as st
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import fmt_int, fmt_lr, t
-from steplab.teaching import lr_curve, lr_export, lr_overlays
+from steplab.simulation import lr_curve, lr_export, lr_overlays
 from steplab.trainer import schedule_arguments
 from steplab.trainer.events import events
 from steplab.trainer.plan import Plan, make_plan

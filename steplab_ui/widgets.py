@@ -41,7 +41,7 @@ def compare(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool =
 
 
 def schedule(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
-    from steplab.teaching import lr_curve
+    from steplab.simulation import lr_curve
     from steplab_ui import schedule_chart
 
     plan = lesson.plan(block.data["scenario"])
@@ -57,8 +57,8 @@ def animation(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool
 
     Presenter view: the counters in one row under the slider (above the fold), the figure's words projector-sized.
     """
-    from steplab.teaching.narration import narration
-    from steplab.teaching.timeline import build_timeline
+    from steplab.simulation.narration import narration
+    from steplab.simulation.timeline import build_timeline
     from steplab_ui import animation_view
 
     timeline = build_timeline(lesson.plan(block.data["scenario"]))

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from test_app import run as run_page
 
 from steplab.i18n import catalogue, fmt_int, fmt_lr
-from steplab.teaching.timeline import build_timeline
+from steplab.simulation.timeline import build_timeline
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
 from steplab_ui import animation_view, browser, layout, presenter

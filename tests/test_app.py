@@ -90,7 +90,7 @@ def test_every_page_alone(path, lang):
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_calculator_log_block_is_what_the_trainer_prints(lang):
-    from steplab.io.logblock import running_training_block
+    from steplab.simulation.logblock import running_training_block
 
     at = run("app_pages/calculator.py", lang=lang, num_samples="1090", gradient_accumulation_steps="8")
     setup = setup_from_mapping({**presets()["course_default"].values, "num_samples": 1090,

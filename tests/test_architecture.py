@@ -22,6 +22,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("steplab.trainer",),
     ("steplab.dataset",),
     ("steplab.io",),
+    ("steplab.simulation",),
     ("steplab.teaching",),
     ("steplab.classroom", "steplab.labs", "steplab.runfiles"),
     ("steplab.explain_cli",),
@@ -140,7 +141,7 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_reader_finds_the_imports_it_should():
     """The graph is not empty by mistake: known arrows are there, a TYPE_CHECKING-only one is not."""
     assert "steplab.trainer.profiles" in GRAPH["steplab.trainer.schedules"]
-    assert "steplab.teaching.lr_curve" in GRAPH["steplab_ui.widgets"]  # imported inside a function
+    assert "steplab.simulation.lr_curve" in GRAPH["steplab_ui.widgets"]  # imported inside a function
     assert "steplab.labs.accumulation" not in GRAPH["steplab.labs.readings"]  # only under TYPE_CHECKING
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 

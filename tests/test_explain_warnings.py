@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from steplab.i18n import Message, catalogue
-from steplab.io.logblock import PARAMETERS_NOTE, running_training_block
+from steplab.simulation.logblock import PARAMETERS_NOTE, running_training_block
 from steplab.teaching.compare import ROWS
 from steplab.teaching.explain import explain
 from steplab.teaching.presets import presets

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.teaching.timeline import _Run
+from steplab.simulation.timeline import _Run
 from steplab.trainer import geometry, run
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping

@@ -78,7 +78,7 @@ def test_a_frozen_figure_is_drawn_from_the_spec_it_made_once():
 def test_the_animations_html_export_carries_the_one_config():
     import re
 
-    from steplab.teaching.timeline import build_timeline
+    from steplab.simulation.timeline import build_timeline
     from steplab.trainer.plan import make_plan
     from steplab.trainer.setup import setup_from_mapping
     from steplab_ui.animation_html import export_html

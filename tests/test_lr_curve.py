@@ -1,4 +1,4 @@
-"""steplab.teaching.lr_curve: downsampling, where a step sits (epoch, samples), the curve, summary, CSV and code snippets."""
+"""steplab.simulation.lr_curve: downsampling, where a step sits (epoch, samples), the curve, summary, CSV and code snippets."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from steplab.i18n import zh_typography
-from steplab.teaching import downsample, lr_curve, lr_export, lr_overlays
+from steplab.simulation import downsample, lr_curve, lr_export, lr_overlays
 from steplab.trainer import geometry, schedule_arguments, schedules
 from steplab.trainer.plan import make_plan
 from steplab.trainer.run import iter_epochs

@@ -1,6 +1,6 @@
 """The animation player as a pure state machine: play and pause, steps, updates, scrubs and ticks.
 
-Timelines are built from real plans (`steplab.teaching.timeline.build_timeline`); time is passed in, never read.
+Timelines are built from real plans (`steplab.simulation.timeline.build_timeline`); time is passed in, never read.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from steplab.teaching.timeline import Timeline, build_timeline
+from steplab.simulation.timeline import Timeline, build_timeline
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
 from steplab_ui.player import ECHO_SECONDS, SPEEDS, Player

@@ -9,9 +9,9 @@ import pytest
 from test_app import consoles, run
 
 from steplab.i18n import catalogue, fmt_int, fmt_lr
+from steplab.simulation.run_log import RunLog, measured_seconds_per_step
 from steplab.teaching.measurements import measurements
 from steplab.teaching.presets import presets
-from steplab.teaching.run_log import RunLog, measured_seconds_per_step
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
 

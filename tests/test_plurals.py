@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from steplab.i18n import catalogue, t
-from steplab.teaching import lr_curve
+from steplab.simulation import lr_curve
 from steplab.teaching.explain import explain
 from steplab.teaching.warnings import plan_warnings
 from steplab.trainer.plan import make_plan

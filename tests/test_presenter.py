@@ -13,9 +13,9 @@ from test_app import PAGE_FILES, ROOT
 from test_app import run as run_page
 
 from steplab.i18n import catalogue, fmt_int, fmt_lr
-from steplab.teaching import lr_curve
+from steplab.simulation import lr_curve
+from steplab.simulation.timeline import build_timeline
 from steplab.teaching.lessons import load_lessons
-from steplab.teaching.timeline import build_timeline
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
 from steplab_ui import animation_view, charts, presenter, schedule_chart

@@ -1,4 +1,4 @@
-"""The simulated Trainer console (`steplab.teaching.run_log`): bar, logged values, events and the summary."""
+"""The simulated Trainer console (`steplab.simulation.run_log`): bar, logged values, events and the summary."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from golden import golden_cases, hf_setup_values
 from tqdm import tqdm
 
 from steplab.errors import TrainerRefusal
-from steplab.teaching import run_log
-from steplab.teaching.run_log import RunLog, bar_text, logged_epochs, logged_learning_rates
+from steplab.simulation import run_log
+from steplab.simulation.run_log import RunLog, bar_text, logged_epochs, logged_learning_rates
 from steplab.trainer.events import events
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import TrainingSetup, setup_from_mapping

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from test_app import run as run_page
 
 from steplab.i18n import catalogue, t, zh_typography
-from steplab.teaching import lr_curve, lr_export
+from steplab.simulation import lr_curve, lr_export
 from steplab.teaching.presets import presets
 from steplab.trainer import geometry
 from steplab.trainer.events import events

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import LOCALES, fmt_lr, zh_typography
-from steplab.teaching.narration import narration, totals
-from steplab.teaching.timeline import CHAPTER, WHOLE_RUN, _Run, build_timeline
+from steplab.simulation.narration import narration, totals
+from steplab.simulation.timeline import CHAPTER, WHOLE_RUN, _Run, build_timeline
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.profiles import PROFILES
 from steplab.trainer.setup import setup_from_mapping

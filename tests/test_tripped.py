@@ -10,7 +10,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from steplab.i18n import fmt_lr, t
-from steplab.teaching import lr_curve
+from steplab.simulation import lr_curve
 from steplab.teaching.presets import presets
 from steplab.trainer.plan import make_plan
 
@@ -94,7 +94,7 @@ def test_one_checkpoint_in_lab_c_reads_right():
 def test_state_epoch_changes_only_at_optimizer_steps():
     import pytest
 
-    from steplab.teaching.timeline import build_timeline
+    from steplab.simulation.timeline import build_timeline
     from steplab.trainer.profiles import PROFILES
 
     for profile in PROFILES:

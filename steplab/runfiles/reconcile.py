@@ -23,7 +23,7 @@ from steplab.runfiles.reconstruct import Reconstructed
 from steplab.runfiles.rows import Rows
 from steplab.runfiles.sources import Found, Source
 from steplab.runfiles.warmup import read_warmup
-from steplab.teaching.run_log import logged_epochs, logged_learning_rates
+from steplab.simulation.run_log import logged_epochs, logged_learning_rates
 from steplab.trainer.events import events
 from steplab.trainer.plan import Plan
 

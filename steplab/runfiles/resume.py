@@ -18,7 +18,7 @@ from steplab.errors import InputError, TrainerRefusal
 from steplab.runfiles.precision import close
 from steplab.runfiles.rows import Rows
 from steplab.runfiles.state_file import StateFile
-from steplab.teaching.run_log import logged_epochs, logged_learning_rates
+from steplab.simulation.run_log import logged_epochs, logged_learning_rates
 from steplab.trainer import run
 from steplab.trainer.geometry import positions
 from steplab.trainer.plan import Plan, make_plan

@@ -14,7 +14,7 @@ from steplab.errors import InputError, TrainerRefusal
 from steplab.runfiles.planned import Planned, last_earlier_step
 from steplab.runfiles.precision import close
 from steplab.runfiles.rows import Rows
-from steplab.teaching.run_log import logged_learning_rates
+from steplab.simulation.run_log import logged_learning_rates
 from steplab.trainer.plan import Plan, make_plan
 
 MAX_TRIED = 2_000  # warmups tried one by one when no row falls inside the warmup

@@ -15,7 +15,7 @@ from playwright.sync_api import BrowserContext, Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from steplab.i18n import t
-from steplab.teaching import lr_curve
+from steplab.simulation import lr_curve
 from steplab.trainer import geometry
 from steplab.trainer.events import events
 from steplab.trainer.plan import make_plan

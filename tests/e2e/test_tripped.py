@@ -113,7 +113,7 @@ def test_a_preset_leaves_whole_numbers_in_the_url_and_reopens_exactly(page: Page
 
 
 def test_animation_shows_the_trainers_state_epoch(page: Page, app_server: StreamlitServer) -> None:
-    from steplab.teaching.timeline import build_timeline
+    from steplab.simulation.timeline import build_timeline
     from steplab.trainer.geometry import epochs_and_samples
 
     plan = make_plan(presets()["course_default"].setup())
@@ -179,7 +179,7 @@ def test_a_non_yaml_upload_says_what_was_wrong(page: Page, app_server: Streamlit
 
 
 def test_html_export_is_a_fraction_of_the_old_size_and_plays_every_frame(page: Page, tmp_path) -> None:
-    from steplab.teaching.timeline import build_timeline
+    from steplab.simulation.timeline import build_timeline
     from steplab_ui.animation_html import animation_figure, export_html
 
     timeline = build_timeline(make_plan(presets()["course_default"].setup()))
@@ -204,8 +204,8 @@ def test_html_export_is_a_fraction_of_the_old_size_and_plays_every_frame(page: P
 
 
 def test_lesson_stepper_steps_and_shows_the_frames_micro_batch(page: Page, app_server: StreamlitServer) -> None:
+    from steplab.simulation.timeline import build_timeline
     from steplab.teaching.lessons import load_lessons
-    from steplab.teaching.timeline import build_timeline
 
     lesson = next(lesson for lesson in load_lessons() if lesson.id == "accumulation")
     timeline = build_timeline(lesson.plan("course"))

@@ -5,7 +5,7 @@ Update k uses `learning_rate · λ(k − 1)` (see `steplab.trainer.schedules`). 
 against a schedule horizon of `max_steps` (T); in 4.47–4.51 (and some 4.46 edge cases) R < T, so the curve
 has two parts: the updates that really run, and the planned rest that never does.
 
-A million updates cannot go to the browser point by point: `steplab.teaching.downsample` keeps at most `CAP` points
+A million updates cannot go to the browser point by point: `steplab.simulation.downsample` keeps at most `CAP` points
 per trace, with exact points where the eye looks: the end of warmup, the schedule's turns, epoch boundaries and the
 last update. Every kept point is an exact (step, learning rate) pair of the engine, with the epoch it falls in and
 the samples seen by then (`steplab.trainer.geometry`). Up to `EXACT_LIMIT` updates every one is evaluated (10^6
@@ -26,7 +26,7 @@ from functools import lru_cache
 import numpy as np
 
 from steplab.i18n import Message, fmt_lr, msg
-from steplab.teaching.downsample import downsample
+from steplab.simulation.downsample import downsample
 from steplab.trainer import schedules
 from steplab.trainer.events import events
 from steplab.trainer.geometry import epoch_boundaries, epochs_and_samples, steps_after_epochs

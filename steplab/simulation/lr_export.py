@@ -12,7 +12,7 @@ import numpy as np
 
 from steplab.i18n import msg
 from steplab.io.config_write import write_config
-from steplab.teaching.lr_curve import drawable
+from steplab.simulation.lr_curve import drawable
 from steplab.trainer import schedules
 from steplab.trainer.geometry import epochs_and_samples
 from steplab.trainer.plan import Plan

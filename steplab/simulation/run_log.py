@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from steplab.io.logblock import running_training_block
+from steplab.simulation.logblock import running_training_block
 from steplab.trainer import geometry
 from steplab.trainer.events import Events, events
 from steplab.trainer.plan import Plan

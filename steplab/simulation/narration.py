@@ -6,7 +6,7 @@ Every sentence is a `Message` (catalogue keys `narration.*`); the numbers come f
 from __future__ import annotations
 
 from steplab.i18n import Message, fmt_lr, joined, msg
-from steplab.teaching.timeline import Frame, Timeline
+from steplab.simulation.timeline import Frame, Timeline
 
 
 def _micro_batches(count: int) -> Message:
