@@ -8,7 +8,9 @@ step control (slider plus exact input, `?step=`) marks update k on the bucket, t
 the console shows the lines printed up to update k, its bar at k of the run's updates (what the Trainer's tqdm bar
 shows once update k is done; a fresh page, `?step=1` and Reset all stand at update 1). Everything that shows step
 k is one fragment (`linked`) that ticks while Play runs the simulated console (`steplab.teaching.run_log`): step k
-follows the run on every view, tick by tick, only forward, and Pause leaves it where the run stopped.
+follows the run on every view, tick by tick, only forward, and Pause leaves it where the run stopped. Playback is
+the animation's pure `steplab_ui.player.Player`: step k is its position, a tick `Player.run_for` (the run moves by
+the clock at the chosen speed), the buttons its transitions.
 
 While the run plays, the step control shows k but does not take it (drawn disabled, under keys of its own): the
 browser sends the control's value back with every tick, and that value can be a tick or two old (the browser had
