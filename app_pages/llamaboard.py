@@ -1,7 +1,6 @@
 """LlamaBoard's Train tab: its fields, labels and defaults (llamafactory's own web UI code), the command and YAML
 its "Preview command" gives, and the steps that run would take."""
 
-import json
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -12,6 +11,7 @@ from steplab.i18n import t
 from steplab.io.llamaboard import BoardField, LlamaBoardError, board, board_run, default_form
 from steplab.trainer.fields import FIELDS
 from steplab.trainer.plan import make_plan
+from steplab.trainer.query import to_query
 from steplab_ui import calculator_view, layout, state
 from steplab_ui.page import page
 
@@ -204,10 +204,7 @@ if plan is not None:
         st.session_state[state.SAMPLES_FROM_DATASETS] = None
         st.session_state["_llamaboard_applied"] = True
 
-    shown = {**values, "lr_scheduler_kwargs": json.dumps(values["lr_scheduler_kwargs"]) if values["lr_scheduler_kwargs"] else ""}
-    if not shown["max_steps"] or shown["max_steps"] <= 0:  # written only when the toggle is on
-        shown["max_steps"] = None
-    query = {key: text for key in state.SETUP_KEYS if (text := state.url_text(key, shown.get(key))) is not None}
+    query = to_query(run.setup, state.course_setup())
     if lang != "zh":
         query["lang"] = lang
     with st.container(horizontal=True):

@@ -8,7 +8,9 @@ step control (slider plus exact input, `?step=`) marks update k on the bucket, t
 the console shows the lines printed up to update k, its bar at k of the run's updates (what the Trainer's tqdm bar
 shows once update k is done; a fresh page, `?step=1` and Reset all stand at update 1). Everything that shows step
 k is one fragment (`linked`) that ticks while Play runs the simulated console (`steplab.simulation.run_log`): step k
-follows the run on every view, tick by tick, only forward, and Pause leaves it where the run stopped.
+follows the run on every view, tick by tick, only forward, and Pause leaves it where the run stopped. Playback is
+the animation's pure `steplab_ui.player.Player`: step k is its position, a tick `Player.run_for` (the run moves by
+the clock at the chosen speed), the buttons its transitions.
 
 While the run plays, the step control shows k but does not take it (drawn disabled, under keys of its own): the
 browser sends the control's value back with every tick, and that value can be a tick or two old (the browser had
@@ -18,6 +20,7 @@ then pick an update.
 """
 
 import time
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -27,82 +30,61 @@ from steplab.teaching.measurements import measurements
 from steplab_ui import layout, state
 from steplab_ui import playground_view as view
 from steplab_ui.page import page
+from steplab_ui.player import RUN_SPEEDS, Player, url_frame_ok
 
-STEP = "_pg_step"  # the one step k (slider and exact input copy into it)
 SLIDER, EXACT = "pg_step_slider", "pg_step_exact"  # the step control while paused: it takes k
 SHOWN = {SLIDER: "pg_step_slider_playing", EXACT: "pg_step_exact_playing"}  # while playing: it only shows k
 SECONDS, SPEED, MEASURED = "pg_seconds", "pg_speed", "_pg_measured"
-PLAYING, POSITION, LAST_TICK = "pg_playing", "_pg_run_position", "_pg_last_tick"
+STORED = {"position": "_pg_run_position", "playing": "pg_playing", "last_tick": "_pg_last_tick",
+          "carried": "_pg_carried"}  # Player field -> session key: the run's playback, step k its position
 SETUP_EDITED = "_pg_setup_edited"  # an operand changed the shared setup inside the fragment: rerun the page
-SPEEDS = (1, 10, 100, 1000)
+DEFAULT_SPEED = 10
 TICK = 0.5  # seconds between console redraws while playing
 TAIL = 30
 
 
-def url_step(lang: str, steps: int) -> int:
-    """Step k from `?step=` on the first run (a value that is not a step of this run gets a notice), else 1."""
+def load() -> Player:
+    """The run's playback as the session state holds it (no position until a first run has read `?step=`)."""
+    return Player.stored(st.session_state, STORED, speed=st.session_state.get(SPEED) or DEFAULT_SPEED)
+
+
+def apply(transition: Callable[..., Player], *args: object) -> Player:
+    """One pure transition of the stored player, stored back and returned."""
+    player = transition(load(), *args)
+    st.session_state.update(player.storing(STORED))
+    return player
+
+
+def apply_now(transition: Callable[..., Player], *args: object) -> Player:
+    """`apply` with the clock's time as the last argument (Play starts counting the run's time there)."""
+    return apply(transition, *args, time.monotonic())
+
+
+def opened(lang: str, steps: int) -> Player:
+    """A first run stands at `?step=` (a value that is not an update of this run gets a notice), else at 1."""
     raw = st.query_params.get("step")
-    if raw is None:
-        return 1
-    try:
-        value = int(raw)
-        ok = 1 <= value <= steps and str(value) == raw.strip()
-    except ValueError:
-        ok = False
-    if ok:
-        return value
-    state.url_notice(lang, "step", raw)
-    del st.query_params["step"]
-    return 1
+    if not url_frame_ok(raw, steps):
+        state.url_notice(lang, "step", raw)
+        del st.query_params["step"]
+        raw = None
+    return apply(Player.opened_at, 1 if raw is None else int(raw))
 
 
-def _copy(source: str) -> None:
+def _pick(source: str, steps: int) -> None:
     """Step k was picked (paused: the control takes no value while the run plays): the console goes there too."""
-    st.session_state[STEP] = int(st.session_state[source])
-    st.session_state[POSITION] = float(st.session_state[STEP])
+    apply(Player.go_to, int(st.session_state[source]), steps)
 
 
-def _play(steps: int) -> None:
-    if float(st.session_state.get(POSITION, 1.0)) >= steps:
-        st.session_state[POSITION] = 1.0  # Play at the end runs it again from the start
-        st.session_state[STEP] = 1
-    st.session_state[PLAYING] = True
-    st.session_state[LAST_TICK] = time.monotonic()
-
-
-def _pause() -> None:
-    st.session_state[PLAYING] = False  # step k already stands where the run is: `advance` moved it every tick
-
-
-def _forward(steps: int) -> None:
-    """One update further in the console, and step k follows."""
-    st.session_state[PLAYING] = False
-    position = min(int(st.session_state.get(POSITION, 1.0)) + 1, steps)
-    st.session_state[POSITION] = float(position)
-    st.session_state[STEP] = position
-
-
-def _reset() -> None:
-    st.session_state[PLAYING] = False
-    st.session_state[POSITION] = 1.0
-    st.session_state[STEP] = 1
-
-
-def step_control(lang: str, steps: int, playing: bool) -> int:
-    """The one step control: a slider and an exact input that both set `STEP`; the URL keeps it. While the run
+def step_control(lang: str, steps: int, player: Player) -> int:
+    """The one step control: a slider and an exact input that both move the player; the URL keeps k. While the run
     plays they show k, disabled and under keys of their own, so that no value the browser sends back is taken
     for a pick (see the module's docstring)."""
-    if STEP not in st.session_state:
-        st.session_state[STEP] = url_step(lang, steps)  # a fresh page stands at update 1, a deep link at its step
-        st.session_state[POSITION] = float(st.session_state[STEP])  # and the console with it
-    k = min(max(int(st.session_state[STEP]), 1), steps)
-    position = float(st.session_state.get(POSITION, k))
-    st.session_state[POSITION] = min(max(position, 1.0), float(steps))  # a shorter run after a setup change
+    k, playing = player.at(steps), player.playing
     slider, exact = (SHOWN[SLIDER], SHOWN[EXACT]) if playing else (SLIDER, EXACT)
-    st.session_state[STEP] = st.session_state[slider] = st.session_state[exact] = k
+    st.session_state[slider] = st.session_state[exact] = k
 
     def taking(key: str) -> dict:
-        return {} if playing else {"on_change": _copy, "args": (key,)}
+        return {} if playing else {"on_change": _pick, "args": (key, steps)}
 
     with st.container(horizontal=True, vertical_alignment="bottom", key="pg_step_row"):
         if steps > 1:
@@ -113,24 +95,6 @@ def step_control(lang: str, steps: int, playing: bool) -> int:
     if st.query_params.get("step") != str(k):
         st.query_params["step"] = str(k)
     return k
-
-
-def advance(steps: int, seconds: float) -> None:
-    """A tick of a playing run: the console's position moves on by the time since the last tick at the chosen
-    speed, and step k follows it; at the end the run stops at the last update. Only forward: nothing the browser
-    sends moves it back."""
-    if not st.session_state.get(PLAYING):
-        return
-    now = time.monotonic()
-    speed = st.session_state.get(SPEED) or 10
-    position = float(st.session_state.get(POSITION, 1.0))
-    position += max(now - st.session_state.get(LAST_TICK, now), 0.0) * speed / seconds
-    st.session_state[LAST_TICK] = now
-    if position >= steps:
-        position = float(steps)
-        st.session_state[PLAYING] = False
-    st.session_state[POSITION] = position
-    st.session_state[STEP] = max(int(position), 1)
 
 
 def seconds_per_step(plan) -> tuple[float, str, float]:  # noqa: ANN001 - a Plan
@@ -144,28 +108,29 @@ def seconds_per_step(plan) -> tuple[float, str, float]:  # noqa: ANN001 - a Plan
     return float(st.session_state.get(SECONDS) or measured), name, measured
 
 
-def console(plan, lang: str, playing: bool, seconds: float, name: str, measured: float) -> None:  # noqa: ANN001
+def console(plan, lang: str, k: int, playing: bool, seconds: float, name: str, measured: float) -> None:  # noqa: ANN001
     """Play / Pause / Reset, the speed and the time per step, and the simulated console at the run's position
-    (`name`, `measured`: the course measurement nearest the setup and its time per update)."""
-    figure = measurements()[name]
+    (`name`, `measured`: the course measurement nearest the setup and its time per update), its bar at update k."""
+    figure, steps = measurements()[name], plan.optimizer_steps
     with st.container(horizontal=True, vertical_alignment="bottom", key="pg_run_controls"):
         if playing:
-            st.button(t(lang, "playground.pause"), icon=":material/pause:", key="pg_pause", on_click=_pause)
+            st.button(t(lang, "playground.pause"), icon=":material/pause:", key="pg_pause", on_click=apply,
+                      args=(Player.toggle_play, steps))
         else:
-            st.button(t(lang, "playground.play"), icon=":material/play_arrow:", key="pg_play", on_click=_play,
-                      args=(plan.optimizer_steps,), type="primary")
-        st.button(t(lang, "playground.forward"), icon=":material/skip_next:", key="pg_forward", on_click=_forward,
-                  args=(plan.optimizer_steps,), disabled=playing)
-        st.button(t(lang, "playground.reset"), icon=":material/replay:", key="pg_reset", on_click=_reset)
+            st.button(t(lang, "playground.play"), icon=":material/play_arrow:", key="pg_play", on_click=apply_now,
+                      args=(Player.toggle_play, steps), type="primary")
+        st.button(t(lang, "playground.forward"), icon=":material/skip_next:", key="pg_forward", on_click=apply,
+                  args=(Player.step, 1, steps), disabled=playing)
+        st.button(t(lang, "playground.reset"), icon=":material/replay:", key="pg_reset", on_click=apply,
+                  args=(Player.go_to, 1, steps))
         st.number_input(t(lang, "playground.seconds"), min_value=0.001, max_value=1e6, key=SECONDS, format="%.3f",
                         width=200)
-        st.segmented_control(t(lang, "playground.speed"), SPEEDS, default=10, key=SPEED, required=True,
+        st.segmented_control(t(lang, "playground.speed"), RUN_SPEEDS, default=DEFAULT_SPEED, key=SPEED, required=True,
                              format_func=lambda s: f"{s:g}×")
     st.caption(t(lang, "playground.seconds_source", seconds=figure["seconds"], steps=figure["steps"],
                  batch=figure["per_device_train_batch_size"], accumulation=figure["gradient_accumulation_steps"],
                  per_step=fmt_float(measured, 2)))
-    done = int(float(st.session_state.get(POSITION, 1.0)))
-    layout.console_text(RunLog(plan, seconds).screen(done, tail=TAIL))
+    layout.console_text(RunLog(plan, seconds).screen(k, tail=TAIL))
     st.caption(t(lang, "playground.illustrative", release=plan.profile.matched))
 
 
@@ -194,26 +159,28 @@ def views(plan, k: int, lang: str, presenter: bool) -> None:  # noqa: ANN001 - a
 
 
 def linked(plan, lang: str, presenter: bool) -> None:  # noqa: ANN001 - a Plan
-    """Everything that shows step k, in one fragment that ticks while the run plays: the console's position
-    moves, step k follows it, and the step control, the arithmetic, the bucket, the curve and the strip are
-    drawn at k on the same tick. A change that the fragment cannot finish alone (an operand is the shared
-    setup; Play and Pause start and stop the ticks) reruns the whole page."""
-    playing = bool(st.session_state.get(PLAYING))
+    """Everything that shows step k, in one fragment that ticks while the run plays: the player moves on by the
+    time since the last tick (`Player.run_for`), and the step control, the arithmetic, the bucket, the curve and
+    the strip are drawn at k on the same tick. A change that the fragment cannot finish alone (an operand is the
+    shared setup; Play and Pause start and stop the ticks) reruns the whole page."""
+    playing = load().playing
     transformers = plan.profile.framework == "transformers"
+    steps = plan.optimizer_steps
 
     @st.fragment(run_every=TICK if playing and transformers else None)
     def region() -> None:
-        if st.session_state.pop(SETUP_EDITED, False) or bool(st.session_state.get(PLAYING)) != playing:
+        if st.session_state.pop(SETUP_EDITED, False) or load().playing != playing:
             st.rerun(scope="app")
         seconds, name, measured = seconds_per_step(plan) if transformers else (1.0, "", 1.0)
-        advance(plan.optimizer_steps, seconds)
-        if playing and not st.session_state.get(PLAYING):
+        player = load() if load().position is not None else opened(lang, steps)
+        player = apply(Player.run_for, steps, time.monotonic(), player.speed / seconds)
+        if playing and not player.playing:
             st.rerun(scope="app")  # the run ended on this tick: stop the ticks, draw its last update
-        k = step_control(lang, plan.optimizer_steps, playing)
+        k = step_control(lang, steps, player)
         views(plan, k, lang, presenter)
         st.subheader(t(lang, "playground.run"))
         if transformers:
-            console(plan, lang, playing, seconds, name, measured)
+            console(plan, lang, k, player.playing, seconds, name, measured)
         else:
             st.info(t(lang, "playground.only_transformers", release=plan.profile.matched))
 

@@ -36,7 +36,7 @@ def page(name: str | None) -> PageContext:
     `name` picks the title and intro (`page.<name>.title`); None for a page that writes its own first row into
     `heading` (a title, a chooser). Presenter view drops the intro: the projector gets the title only.
     """
-    setup, error = state.shared_setup()
+    shared = state.shared_setup()
     lang = state.language()
     on = presenter.sync()
     if on:
@@ -44,9 +44,9 @@ def page(name: str | None) -> PageContext:
     heading = presenter.bar(lang, on)
     if name is not None:
         layout.header(lang, name, heading, intro=not on)
-    state.show_url_notices(lang)
+    state.show_url_notices(lang, shared.notices)
     if (restored := seat.keep(lang)) is not None:  # a class seat taken back from the address: its progress too
         from steplab_ui import quiz_view
 
         quiz_view.restore_from_class(restored)
-    return PageContext(lang, setup, error, on, heading)
+    return PageContext(lang, shared.setup, shared.error, on, heading)

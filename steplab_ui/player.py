@@ -1,4 +1,5 @@
-"""The accumulation animation's playback as a pure state machine (no Streamlit, no clock).
+"""Playback as a pure state machine (no Streamlit, no clock): the accumulation animation's frames, and the
+playground's run, which plays by the clock (`Player.run_for`).
 
 A `Player` is where the animation stands, whether it plays and how fast, plus what tick timing needs. Every
 transition returns a new `Player`; the page loads one from `st.session_state`, applies a transition in a
@@ -13,14 +14,15 @@ browser sent it back and paused the animation at once (issue 27: "the first Play
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from steplab.simulation.timeline import Timeline
 
-SPEEDS = (0.5, 1.0, 2.0)
+SPEEDS = (0.5, 1.0, 2.0)  # frames a second: the animation
+RUN_SPEEDS = (1, 10, 100, 1000)  # times the real run's pace: a run played by the clock (the playground's console)
 SECONDS_PER_FRAME = 1.0  # at speed 1
 ECHO_SECONDS = 5.0  # a slider value equal to a frame a tick drew this recently is an echo, not a scrub
 ECHOES_KEPT = 8  # recent echoes kept besides the newest
@@ -37,6 +39,20 @@ class Player:
     hold: bool = False  # set by full runs and by controls: the next fragment run is not a tick
     last_tick: float = 0.0  # when the last tick advanced the animation
     echoes: tuple[tuple[int, float], ...] = ()  # (position, time) of frames drawn by recent ticks
+    carried: float = 0.0  # a run played by the clock: the share of the next frame its time has already covered
+
+    @classmethod
+    def stored(cls, state: Mapping[str, Any], keys: Mapping[str, str], **controls: Any) -> Player:
+        """The player a session's state holds under `keys` (Player field -> key); `controls`: the fields a page's
+        own controls hold (the speed)."""
+        values = {field: value for field, key in keys.items() if (value := state.get(key)) is not None}
+        if "echoes" in values:
+            values["echoes"] = tuple(values["echoes"])
+        return cls(**values, **controls)
+
+    def storing(self, keys: Mapping[str, str]) -> dict[str, Any]:
+        """What to store under `keys` (Player field -> key): the position only once known."""
+        return {key: value for field, key in keys.items() if (value := getattr(self, field)) is not None}
 
     @property
     def interval(self) -> float | None:
@@ -57,13 +73,15 @@ class Player:
 
     def go_to(self, target: int, count: int) -> Player:
         """A control moved the animation: there, clamped to the window, paused, and the next run is no tick."""
-        return replace(self, position=min(max(target, 1), count), playing=False, hold=True)
+        return replace(self, position=min(max(target, 1), count), playing=False, hold=True, carried=0.0)
 
-    def toggle_play(self, count: int) -> Player:
-        """Play or pause; Play on the last frame starts again at the first."""
+    def toggle_play(self, count: int, now: float | None = None) -> Player:
+        """Play or pause; Play on the last frame starts again at the first. `now`: a run played by the clock
+        (`run_for`) counts its time from here."""
         playing = not self.playing
         position = 1 if playing and self.at(count) >= count else self.position
-        return replace(self, position=position, playing=playing, hold=True)
+        started = {"last_tick": now, "carried": 0.0} if playing and now is not None else {}
+        return replace(self, position=position, playing=playing, hold=True, **started)
 
     def step(self, delta: int, count: int) -> Player:
         """`delta` frames on (back when negative), clamped to 1 and `count`; pauses."""
@@ -124,6 +142,24 @@ class Player:
         return replace(self, position=current, playing=current < count, hold=False, last_tick=now,
                        echoes=(*recent[-ECHOES_KEPT:], (previous, now), (current, now)))
 
+    def run_for(self, count: int, now: float, rate: float) -> Player:
+        """A fragment run at time `now` of a run played by the clock at `rate` frames a second (the playground's
+        console: the chosen speed over the time per update): forward by the time since the last run, the part of
+        a frame carried to the next one; the end pauses. Only forward: nothing the browser sends moves it back
+        (its controls take no value while it plays), and any run is a tick.
+
+        Before a first run has a position, nothing moves (`opened_at` takes it from the URL)."""
+        if self.position is None:
+            return replace(self, hold=False)
+        current = self.at(count)
+        if not self.playing:
+            return replace(self, position=current, hold=False, carried=0.0)
+        covered = current + self.carried + max(now - self.last_tick, 0.0) * rate
+        position = min(int(covered), count)
+        playing = covered < count
+        return replace(self, position=position, playing=playing, hold=False, last_tick=now,
+                       carried=covered - position if playing else 0.0)
+
 
 def url_frame_ok(raw: str | None, count: int) -> bool:
     """Whether `?frame=` names a frame of this window (1 to `count`, a whole number); no `?frame=` is fine too.
@@ -132,4 +168,4 @@ def url_frame_ok(raw: str | None, count: int) -> bool:
     if raw is None:
         return True
     text = raw.strip()
-    return text.isdigit() and 1 <= int(text) <= count
+    return text.isascii() and text.isdigit() and 1 <= int(text) <= count

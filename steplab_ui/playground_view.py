@@ -67,7 +67,7 @@ def _set_shared(name: str, key: str, on_edit: str | None) -> None:
     a session flag set for a caller that must rerun the page (an edit inside a fragment)."""
     value = st.session_state[key]
     if value is not None:
-        st.session_state[name] = value
+        state.set_values({name: value})
         if on_edit is not None:
             st.session_state[on_edit] = True
 

@@ -1,15 +1,18 @@
 """The shared training setup: sidebar controls bound to the URL, presets, and notices for bad URL values.
 
-One source of truth: every field is a session-state key named as the engine's field and kept in the query
-parameter of the same name: a main control's own key, bound with `bind="query-params"`; an advanced field's plain
-key, which `write_url` keeps in the URL and a control drawn only while its section is open edits (`_tied`). The
-engine validates what they hold.
+The sidebar returns the setup and its notices (`Shared`): every field is a session-state key named as the engine's
+field (a main control's own key, bound with `bind="query-params"`; an advanced field's plain key, which a control
+drawn only while its section is open edits: `_tied`); the sidebar collects what they hold and parses it once. The
+link's text form, both ways, is the engine's codec (`steplab.trainer.query`): `ensure_session` reads the link with
+`from_query`, `write_url` writes the setup back with `to_query`. `set_values` is the one writer of the setup.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import streamlit as st
@@ -17,13 +20,18 @@ import streamlit as st
 from steplab.errors import SetupError
 from steplab.i18n import LANGUAGES, fmt_int, normalise_language, t
 from steplab.teaching.presets import presets
+from steplab.trainer import query
 from steplab.trainer.fields import FIELDS, STRATEGIES
 from steplab.trainer.profiles import PROFILES
-from steplab.trainer.setup import DEFAULTS, TrainingSetup, parse_setup, setup_from_mapping
+from steplab.trainer.query import LINK_REFUSED, MAX_LINK_QUERY, MAX_URL_PARAMETER, Notice
+from steplab.trainer.setup import TrainingSetup, parse_setup
 
-SHELL_SETUP = "_steplab_shell_setup"
-NOTICES = "_steplab_url_notices"
+__all__ = ["LINK_REFUSED", "MAX_LINK_QUERY", "MAX_URL_PARAMETER", "Notice", "Shared"]
+
+SHELL_SETUP = "_steplab_shell_setup"  # this run's `Shared`, from the router to the page
 CARRIED_NOTICES = "_steplab_url_notices_carried"  # a sidebar-only first run's notices, for the page's first run
+IN_USE = "_steplab_setup_in_use"  # the setup the last run used: what a refused typed value gives way to
+REFUSED = "_steplab_refused"  # {field: the value typed and refused}: said beside the field until it changes
 BIND = "query-params"
 
 # The main controls and their slider's round stops; range and kind come from the field table, the
@@ -42,6 +50,22 @@ FLOAT_FIELDS = tuple(name for name, field in FIELDS.items() if field.is_number a
 SETUP_KEYS = (*MAIN_FIELDS, *(name for name in FIELDS if name not in MAIN_FIELDS))  # every field of the table
 
 
+@dataclass(frozen=True)
+class Shared:
+    """What the shell hands the page: the shared setup (None with `error` when there is none) and the notices
+    about the link and the sidebar's values (`steplab.trainer.query.Notice`)."""
+
+    setup: TrainingSetup | None
+    error: SetupError | None = None
+    notices: tuple[Notice, ...] = ()
+
+
+@lru_cache(maxsize=1)
+def course_setup() -> TrainingSetup:
+    """The setup the sidebar starts from: the course preset, the Trainer's defaults elsewhere (links leave it out)."""
+    return presets()[COURSE_PRESET].setup()
+
+
 def number_range(name: str) -> dict[str, Any]:
     """`min_value` / `max_value` of a number control: the field's own range, in the field's type."""
     field = FIELDS[name]
@@ -50,44 +74,14 @@ def number_range(name: str) -> dict[str, Any]:
 
 
 def widget_default(name: str) -> Any:
-    """What a control shows when neither the URL nor the user set it: the course setup, else the Trainer's default."""
-    course = presets()[COURSE_PRESET].values
-    if name in course:
-        value = course[name]
-        return float(value) if name in FLOAT_FIELDS else value
-    value = getattr(DEFAULTS, name)
-    if name == "lr_scheduler_kwargs":
-        return ""
-    if name in ("warmup_steps", "save_steps", "logging_steps", "learning_rate"):
-        return float(value)
-    return value
+    """What a control shows when neither the URL nor the user set it: the course setup's value, in the control's
+    type (`control_value`)."""
+    return control_value(name, getattr(course_setup(), name))
 
 
 def language() -> str:
     """The language from the bound `lang` widget (URL `?lang=en`), Chinese by default."""
     return normalise_language(st.session_state.get("lang", "zh"))
-
-
-TEXT_KEYS = tuple(name for name, field in FIELDS.items() if field.kind in ("choice", "kwargs"))  # read as text
-
-
-def _url_value(key: str, raw: str) -> Any:
-    """A URL value as the field reads it: JSON for numbers and flags, the text itself for names and kwargs."""
-    if key in TEXT_KEYS:
-        return raw
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):  # RecursionError: `[[[[...` nested deeper than the parser goes
-        return raw
-
-
-MAX_URL_PARAMETER = 1_000  # characters of `key=value`: far more than any setting or page parameter needs
-# A whole link longer than the server reads never reaches the app (Streamlit's uvicorn answers a bare HTTP 400
-# once it buffers over 16 KiB of an unfinished request head; on loopback a head arrives whole up to ~100 KB):
-# deploy/nginx.conf sends a query longer than MAX_LINK_QUERY characters back to the same page with only
-# LINK_REFUSED in it, and the page says why its setup is the default.
-MAX_LINK_QUERY = 8_192
-LINK_REFUSED = ("link", "too_long")
 
 
 def _drop_url_parameters(keys: list[str]) -> None:
@@ -104,64 +98,32 @@ def _drop_url_parameters(keys: list[str]) -> None:
             params.set_initial_query_params_from_current()
 
 
-def link_problem(key: str, values: list[str]) -> tuple[str, int | str] | None:
-    """Why a URL parameter is dropped before anything reads it, whoever it belongs to: `("url.too_long", length)`
-    for a `key=value` longer than `MAX_URL_PARAMETER` characters, `("url.unknown", field)` for a misspelt setup
-    field, `("url.link_refused", MAX_LINK_QUERY)` for the balancer's mark of a link it refused. Other unknown
-    keys stay unnamed: pages have their own (`?lesson=`, `?step=`) and shared links pick up a messenger's or a
-    tracker's (`?from=singlemessage`, `?utm_source=`)."""
-    if (key, values) == (LINK_REFUSED[0], [LINK_REFUSED[1]]):
-        return "url.link_refused", MAX_LINK_QUERY
-    length = len(key) + 1 + max(map(len, values), default=0)
-    if length > MAX_URL_PARAMETER:
-        return "url.too_long", length
-    if key not in SETUP_KEYS:
-        close = difflib.get_close_matches(key, SETUP_KEYS, n=1, cutoff=0.8)
-        return ("url.unknown", close[0]) if close else None
-    return None
+@lru_cache(maxsize=64)
+def _read_link(items: tuple[tuple[str, tuple[str, ...]], ...]) -> query.Parsed:
+    """The link's one parse (the codec's `from_query` on the course setup), kept while the link stays the same."""
+    return query.from_query(dict(items), course_setup())
 
 
-def ensure_session() -> None:
-    """Idempotent start of every run: check the raw URL values in one parse, before any widget is created.
+def ensure_session() -> tuple[tuple[Notice, ...], query.Parsed]:
+    """Idempotent start of every run: the link read in one parse, before any widget is created; what it cannot
+    use is taken out of the URL. Returns the notices (a sidebar-only first run's carried ones first, see
+    `browser.sidebar_first`) and the parse, whose setup seeds the controls a session creates.
 
-    A notice is `(code, key, detail)`: `url.ignored` (the detail is the value that cannot be used), `url.too_long`
-    (its length), `url.unknown` (the setup field meant) or `url.link_refused` (the balancer's limit)."""
-    raw = st.query_params.to_dict()
-    notices: list[tuple[str, str, int | str]] = []
-    for key in list(raw):
-        problem = link_problem(key, st.query_params.get_all(key))
-        if problem is not None:
-            notices.append((problem[0], key, problem[1]))
-            del raw[key]
-    if raw.get("lang", "zh") not in LANGUAGES:
-        notices.append(("url.ignored", "lang", raw["lang"]))
-    setup_values = {key: value for key, value in raw.items() if key in SETUP_KEYS}
-    problems = url_problems(setup_values)
-    for key in problems:
-        if not _is_set(refused_key(key)):  # a value just typed and refused is said beside its field instead
-            notices.append(("url.ignored", key, setup_values[key]))
-    _drop_url_parameters([key for code, key, _ in notices if code != "url.ignored"] + list(problems))
+    A notice is `(code, key, detail)` (`steplab.trainer.query.Notice`): `url.ignored` (the detail is the value
+    that cannot be used), `url.too_long` (its length), `url.unknown` (the setup field meant) or `url.link_refused`
+    (the balancer's limit)."""
+    params = st.query_params
+    link = _read_link(tuple((key, tuple(params.get_all(key))) for key in params))
+    refused = st.session_state.get(REFUSED) or {}
+    notices = [notice for notice in link.notices if notice.code != "url.ignored"]
+    if "lang" not in link.dropped and params.get("lang", "zh") not in LANGUAGES:
+        notices.append(Notice("url.ignored", "lang", params.get("lang")))
+    # a value just typed and refused is said beside its field instead
+    notices.extend(notice for notice in link.notices if notice.code == "url.ignored" and notice.key not in refused)
+    _drop_url_parameters(list(link.dropped))
     # a run that draws the sidebar only (`browser.sidebar_first`) leaves its notices to the page's run: the link's
     # bad values are gone from the URL by then, and with them the reason to say anything
-    st.session_state[NOTICES] = st.session_state.pop(CARRIED_NOTICES, []) + notices
-
-
-def url_problems(raw: dict[str, str]) -> dict[str, SetupError]:
-    """The URL setup values that cannot be used, in one parse: the field table's kind and range, and an open
-    choice (a scheduler name) that the control does not offer."""
-    parsed = parse_setup({key: _url_value(key, value) for key, value in raw.items()})
-    problems = dict(parsed.problems)
-    for key, value in raw.items():
-        field = FIELDS.get(key)
-        if key not in problems and field is not None and field.open and getattr(parsed.setup, key) not in field.choices:
-            problems[key] = SetupError("setup.choice", field=key, value=value, allowed=", ".join(field.choices))
-    return problems
-
-
-def url_value_problem(key: str, raw: str) -> str | None:
-    """Why a URL value cannot be used (None when it can)."""
-    problem = url_problems({key: raw}).get(key)
-    return None if problem is None else problem.text.en
+    return (*st.session_state.pop(CARRIED_NOTICES, ()), *notices), link
 
 
 def _shortened(text: str) -> str:
@@ -173,8 +135,8 @@ def url_notice(lang: str, key: str, raw: str) -> None:
     st.warning(t(lang, "url.ignored", key=key, value=_shortened(raw)), icon=":material/link_off:")
 
 
-def show_url_notices(lang: str) -> None:
-    for code, key, detail in st.session_state.get(NOTICES, []):
+def show_url_notices(lang: str, notices: tuple[Notice, ...]) -> None:
+    for code, key, detail in notices:
         if code == "url.ignored":
             url_notice(lang, key, str(detail))
             continue
@@ -184,19 +146,21 @@ def show_url_notices(lang: str) -> None:
         st.warning(t(lang, code, key=shown, **values), icon=":material/link_off:")
 
 
+def _refused() -> dict[str, Any]:
+    return st.session_state.get(REFUSED) or {}
+
+
+def _forget_refused(*names: str) -> None:
+    """The fields changed: an earlier refusal no longer applies."""
+    refused = _refused()
+    if any(name in refused for name in names):
+        st.session_state[REFUSED] = {name: value for name, value in refused.items() if name not in names}
+
+
 def _sync_number(name: str) -> None:
     """The slider moved: copy its value into the exact input (the one the setup and the URL read)."""
     st.session_state[name] = st.session_state[f"{name}__slider"]
-    st.session_state.pop(refused_key(name), None)
-
-
-def refused_key(name: str) -> str:
-    """Where the sidebar keeps the last value it refused for `name` (shown beside the field until the next change)."""
-    return f"{name}__refused"
-
-
-def _kept_key(name: str) -> str:
-    return f"{name}__kept"
+    _forget_refused(name)
 
 
 def _check_exact(name: str) -> None:
@@ -208,10 +172,11 @@ def _check_exact(name: str) -> None:
     """
     typed = st.session_state.get(name)
     if typed is None or name in parse_setup({name: typed}).problems:
-        st.session_state[name] = st.session_state.get(_kept_key(name), widget_default(name))
-        st.session_state[refused_key(name)] = typed
+        in_use = st.session_state.get(IN_USE)
+        st.session_state[name] = widget_default(name) if in_use is None else control_value(name, getattr(in_use, name))
+        st.session_state[REFUSED] = {**_refused(), name: typed}
     else:
-        st.session_state.pop(refused_key(name), None)
+        _forget_refused(name)
 
 
 def refusal_text(lang: str, name: str, kept: float, typed: float | None) -> str:
@@ -246,10 +211,11 @@ def _default_arg(key: str, default: Any) -> dict[str, Any]:
     return {"value": default}
 
 
-def _main_control(name: str, lang: str) -> None:
+def _main_control(name: str, lang: str) -> tuple[Any, bool]:
     """One control in one box: a slider over round stops (the field's name and help) over the exact number input
     (the one bound to the URL; its label is read by screen readers, not repeated on screen), and, after a refused
-    value, what was kept and why, right under the input.
+    value, what was kept and why, right under the input. Returns the value and whether the bound input could not
+    read the URL's value (a fallback input shows the default instead).
 
     The exact input is the one source: the slider's move is copied into it by `_sync_number`, and the slider
     is set from it before it is drawn, with the exact value among its stops. The range is the field table's,
@@ -262,15 +228,17 @@ def _main_control(name: str, lang: str) -> None:
     options = dict(step=0.5 if is_float else 1, format="%.2f" if is_float else "%d", help=t(lang, f"help.{name}"),
                    label_visibility="collapsed")
     label = t(lang, "field.exact", name=t(lang, f"field.{name}"))
+    fell_back = False
     with box:
         try:
-            value = st.number_input(label, **_default_arg(name, float(default) if is_float else int(default)),
-                                    key=name, bind=BIND, on_change=_check_exact, args=(name,), **options)
+            value = st.number_input(label, **_default_arg(name, default), key=name, bind=BIND,
+                                    on_change=_check_exact, args=(name,), **options)
         except (OverflowError, ValueError):  # Streamlit cannot even read this URL value (e.g. inf for a whole number)
             value = st.number_input(label, value=int(default), key=f"{name}__fallback", **number_range(name), **options)
-        st.session_state[_kept_key(name)] = value
-        if _is_set(refused_key(name)):
-            st.warning(refusal_text(lang, name, value, st.session_state[refused_key(name)]), icon=":material/undo:")
+            fell_back = True
+        refused = _refused()
+        if name in refused:
+            st.warning(refusal_text(lang, name, value, refused[name]), icon=":material/undo:")
     slider_key = f"{name}__slider"
     st.session_state[slider_key] = value  # the slider follows the exact input (typed, from the URL or a preset)
     with slider_slot:
@@ -278,23 +246,29 @@ def _main_control(name: str, lang: str) -> None:
             t(lang, f"field.{name}"), options=slider_stops(name, value), key=slider_key, help=t(lang, f"help.{name}"),
             format_func=(lambda v: f"{v:g}") if is_float else fmt_int, on_change=_sync_number, args=(name,),
         )
+    return value, fell_back
 
 
-def apply_values(values: dict[str, Any]) -> None:
-    """Put a whole setup (a preset, an imported YAML, a column) into the shared controls.
-
-    Every control is set, to the given value or to its default: popping a bound widget's state would let
-    the old URL value come back.
-    """
-    for key in SETUP_KEYS:
-        value = values.get(key, widget_default(key))
-        st.session_state.pop(refused_key(key), None)  # a new setup: an earlier refusal no longer applies
+def set_values(changes: Mapping[str, Any]) -> None:
+    """The one writer of the shared setup: put values into its controls (call it from a callback); the sidebar
+    reads them on the run that follows, and the URL follows the sidebar. `max_steps` above 0 turns its toggle on."""
+    _forget_refused(*changes)  # a new value: an earlier refusal no longer applies
+    for key, value in changes.items():
         if key == "max_steps":
             st.session_state["use_max_steps"] = value is not None and value > 0
             if value is not None and value > 0:
                 st.session_state[key] = int(value)
             continue
         st.session_state[key] = control_value(key, value)
+
+
+def apply_values(values: Mapping[str, Any]) -> None:
+    """Put a whole setup (a preset, an imported YAML, a column) into the shared controls (`set_values`).
+
+    Every control is set, to the given value or to its default: popping a bound widget's state would let
+    the old URL value come back.
+    """
+    set_values({key: values.get(key, widget_default(key)) for key in SETUP_KEYS})
 
 
 def _load_preset() -> None:
@@ -312,6 +286,8 @@ def control_value(key: str, value: Any) -> Any:
     """A setup value in the type its control holds: floats and whole numbers as the field reads them, kwargs as
     their JSON text."""
     if key == "lr_scheduler_kwargs":
+        if isinstance(value, tuple):  # the setup's own form: (name, value) pairs
+            value = dict(value)
         return json.dumps(value) if isinstance(value, dict) and value else (value or "")
     if key in FLOAT_FIELDS and value is not None:
         return float(value)
@@ -320,13 +296,13 @@ def control_value(key: str, value: Any) -> Any:
     return value
 
 
-def _hold_advanced() -> None:
-    """Every advanced field has its value in the session state from the session's first run: the URL's (checked
-    by `ensure_session`), else the default. Later runs keep it (`write_url` keeps the URL up to date with it)."""
+def _hold_advanced(link: TrainingSetup) -> None:
+    """Every advanced field has its value in the session state from the session's first run: the link's (read
+    by `ensure_session`; the course setup's where it sets none). Later runs keep it (`write_url` keeps the URL up
+    to date with it)."""
     for key in ADVANCED_KEYS:
         if not _is_set(key):
-            raw = st.query_params.get(key)
-            st.session_state[key] = widget_default(key) if not raw else control_value(key, _url_value(key, raw))
+            st.session_state[key] = control_value(key, getattr(link, key))
 
 
 def control_key(key: str) -> str:
@@ -347,11 +323,11 @@ def _tied(key: str) -> dict[str, Any]:
     return {"key": control_key(key), "on_change": _copy_control, "args": (key,)}
 
 
-def _advanced(lang: str) -> None:
+def _advanced(lang: str, link: TrainingSetup) -> None:
     """The rarely changed fields, drawn only while their section is open: 16 controls less on most reruns (a
     quarter of a calculator rerun's script CPU). Their values are plain session-state keys kept in the URL by
     `write_url` (`_tied`), so unlike the main controls they are not bound to the URL."""
-    _hold_advanced()
+    _hold_advanced(link)
     section = st.expander(t(lang, "sidebar.advanced"), icon=":material/tune:", key=ADVANCED_OPEN, on_change="rerun")
     if section.open:
         with section:
@@ -385,6 +361,30 @@ def _advanced_controls(lang: str) -> None:
         st.number_input(t(lang, "field.limit_train_batches"), **number_range("limit_train_batches"), format="%g",
                         **_tied("limit_train_batches"), help=t(lang, "help.limit_train_batches"),
                         placeholder=t(lang, "sidebar.unset"))
+    for key in ADVANCED_KEYS:
+        if key not in DRAWN:
+            _control(lang, key)
+
+
+DRAWN = ("dataloader_drop_last", "trainer", "learning_rate", "lr_scheduler_type", "lr_scheduler_kwargs",
+         "warmup_steps", "warmup_ratio", "eval_strategy", "eval_steps", "save_strategy", "save_steps",
+         "logging_strategy", "logging_steps", "logging_first_step", "eval_on_start", "limit_train_batches")
+"""The advanced fields with a control of their own above; any other field of the table gets `_control`."""
+
+
+def _control(lang: str, key: str) -> None:
+    """A field's control drawn from its row of the field table alone (a flag, a choice, a number, kwargs): a new
+    field is in the sidebar, the URL and the setup without a line here."""
+    field, label, helptext = FIELDS[key], t(lang, f"field.{key}"), t(lang, f"help.{key}")
+    if field.kind == "bool":
+        st.toggle(label, **_tied(key), help=helptext)
+    elif field.kind == "choice":
+        st.selectbox(label, list(field.choices), **_tied(key), help=helptext)
+    elif field.kind == "kwargs":
+        st.text_input(label, **_tied(key), help=helptext, max_chars=300)
+    else:
+        st.number_input(label, **number_range(key), step=1 if field.whole else 1.0, format="%d" if field.whole else "%g",
+                        **_tied(key), help=helptext, placeholder=t(lang, "sidebar.unset") if field.optional else None)
 
 
 SAMPLES_FROM_DATASETS = "_samples_from_datasets"
@@ -398,8 +398,13 @@ def _samples_source(lang: str) -> None:
         st.caption(t(lang, key, n=counted[0]))
 
 
-def render_sidebar(lang: str) -> None:
-    """Every shared control, in the sidebar, with a short help in the user's language."""
+def render_sidebar(lang: str, link: query.Parsed, noticed: set[str]) -> tuple[TrainingSetup, tuple[Notice, ...]]:
+    """Every shared control, in the sidebar, with a short help in the user's language; returns the setup they hold
+    and the notices about values it could not use (`noticed`: fields the link's notices already name).
+
+    `link` is the link's parse: its setup seeds the controls a new session creates that are not bound to the URL."""
+    values: dict[str, Any] = {}
+    broken: set[str] = set()
     with st.sidebar:
         st.selectbox(
             t(lang, "sidebar.preset"), list(presets()), index=None, key="_preset_choice", on_change=_load_preset,
@@ -407,34 +412,27 @@ def render_sidebar(lang: str) -> None:
             help=t(lang, "help.preset"),
         )
         for name in MAIN_FIELDS:
-            _main_control(name, lang)
+            values[name], fell_back = _main_control(name, lang)
+            if fell_back:
+                broken.add(name)
             if name == "num_samples":
                 _samples_source(lang)
-        raw_max = st.query_params.get("max_steps")
         if not _is_set("use_max_steps"):
-            st.session_state["use_max_steps"] = bool(raw_max and url_value_problem("max_steps", raw_max) is None
-                                                     and float(raw_max) > 0)
+            st.session_state["use_max_steps"] = "max_steps" in link.given and link.setup.max_steps > 0
+        values["max_steps"] = -1
         if st.toggle(t(lang, "field.use_max_steps"), key="use_max_steps", help=t(lang, "help.max_steps")):
-            st.number_input(t(lang, "field.max_steps"), min_value=1, max_value=number_range("max_steps")["max_value"],
-                            **_default_arg("max_steps", 100), step=1,
-                            key="max_steps", bind=BIND, help=t(lang, "help.max_steps"))
-        _advanced(lang)
-    write_url()
-
-
-def url_text(key: str, value: Any) -> str | None:
-    """How the URL writes a setup value: None for the control's default (left out, as Streamlit does), whole
-    numbers without `.0` (`eval_steps=50`, not `50.0`), flags as `true`/`false`."""
-    if key == "max_steps":  # the toggle is on: always written, since its presence in the URL turns the toggle on
-        return None if value is None else str(int(value))
-    default = widget_default(key)
-    if value == default or value is None or (isinstance(value, str) and key not in TEXT_KEYS):
-        return None
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return str(value)
+            values["max_steps"] = st.number_input(
+                t(lang, "field.max_steps"), min_value=1, max_value=number_range("max_steps")["max_value"],
+                **_default_arg("max_steps", 100), step=1, key="max_steps", bind=BIND, help=t(lang, "help.max_steps"))
+        _advanced(lang, link.setup)
+    for key in ADVANCED_KEYS:
+        values[key] = st.session_state[key]
+    parsed = parse_setup(values, course_setup())  # the one validation of this run's setup
+    # a value the engine rejects (a hand-edited URL can put anything into a bound control) is the course setup's
+    notices = tuple(Notice("url.ignored", key, str(values[key])) for key in parsed.problems if key not in noticed)
+    st.session_state[IN_USE] = parsed.setup
+    write_url(parsed.setup, broken)
+    return parsed.setup, notices
 
 
 def _takes_batch_limit() -> bool:
@@ -443,81 +441,53 @@ def _takes_batch_limit() -> bool:
     return profile is not None and profile.limit_train_batches
 
 
-def _bound_keys() -> list[str]:
-    """The setup keys whose bound control is on screen this run (a broken URL value left a fallback instead)."""
-    keys = [key for key in SETUP_KEYS if not _is_set(f"{key}__fallback")]
-    if not st.session_state.get("use_max_steps"):
-        keys.remove("max_steps")
-    if not _takes_batch_limit():
-        keys.remove("limit_train_batches")
-    return keys
-
-
-def write_url() -> None:
-    """Every way of changing the setup leaves a URL that reopens exactly it.
+def write_url(setup: TrainingSetup, broken: set[str] | frozenset[str] = frozenset()) -> None:
+    """Every way of changing the setup leaves a URL that reopens exactly it (`steplab.trainer.query.to_query`).
 
     Streamlit syncs a bound control to the URL, but a value set from code (a lesson's "use this setup", a preset,
     an imported YAML) reaches the URL only when the control was on screen in the run before, and it writes
-    floats as `50.0`. So after the sidebar, the URL is set to what the controls hold, in `url_text`'s form.
+    floats as `50.0`. So after the sidebar, the URL is set to the setup in the codec's form. Left alone: a
+    field whose bound control could not read the URL (`broken`), `max_steps` while its toggle is off, and
+    Lightning's batch limit under another trainer.
     """
     from streamlit.runtime.state.session_state_proxy import get_session_state
 
-    wanted = {key: url_text(key, st.session_state.get(key)) for key in _bound_keys()}
+    wanted = query.to_query(setup, course_setup())
+    keys = [key for key in SETUP_KEYS if key not in broken]
+    if setup.max_steps <= 0:
+        keys.remove("max_steps")
+    if not PROFILES[setup.trainer].limit_train_batches:
+        keys.remove("limit_train_batches")
     with get_session_state().query_params() as params:
-        for key, text in wanted.items():
+        for key in keys:
+            text = wanted.get(key)
             current = params.get(key) if params.has_param(key) else None
-            if text is None and current is not None and key != "max_steps":
+            if text is None and current is not None:
                 params.remove_param(key)
             elif text is not None and current != text:
                 params.set_corrected_value(key, text, "string_value")
 
 
-def setup_from_widgets() -> tuple[TrainingSetup | None, SetupError | None]:
-    """The setup the widgets hold now, validated once in the usual case; a value the engine rejects falls back
-    to its default and is named in a notice (a hand-edited URL can put anything into a bound text widget)."""
-    values: dict[str, Any] = {}
-    noticed = {key for _, key, _ in st.session_state.get(NOTICES, [])}
-    for key in SETUP_KEYS:
-        if key == "max_steps":
-            value = st.session_state.get("max_steps", -1) if st.session_state.get("use_max_steps") else -1
-        elif _is_set(f"{key}__fallback"):  # the URL value broke the bound widget; see _main_control
-            value = st.session_state[f"{key}__fallback"]
-        else:
-            value = st.session_state.get(key, widget_default(key))
-        values[key] = value
-    parsed = parse_setup(values)  # the one validation of this run, in the usual case
-    if not parsed.problems:
-        return parsed.setup, None
-    for key in parsed.problems:  # fall back to the control's own default and say so
-        if key not in noticed:
-            st.session_state[NOTICES].append(("url.ignored", key, str(values[key])))
-        values[key] = widget_default(key)
-    try:
-        return setup_from_mapping(values)[0], None
-    except SetupError as error:
-        return None, error
-
-
-def start(standalone: bool = False) -> tuple[TrainingSetup | None, SetupError | None]:
+def start(standalone: bool = False) -> Shared:
     """Language, URL check, menu, sidebar, setup: what every run needs before a page draws.
 
     `standalone`: the page runs without `app.py` (AppTest of one page file), so it registers the pages itself.
     """
     from steplab_ui import browser, layout, navigation
 
-    ensure_session()
+    notices, link = ensure_session()
     layout.readability_fixes()
     if standalone:
         navigation.register(normalise_language(st.session_state.get("lang") or st.query_params.get("lang")))
     lang = language_control()
     browser.streamlit_words(lang)
     navigation.menu(lang)
-    render_sidebar(lang)
+    setup, more = render_sidebar(lang, link, {notice.key for notice in notices})
     browser.page_changes()
-    return setup_from_widgets()
+    return Shared(setup, None, (*notices, *more))
 
 
-def shared_setup() -> tuple[TrainingSetup | None, SetupError | None]:
+def shared_setup() -> Shared:
     """The setup every page shows; when the page runs alone (AppTest of one file) it renders the shell itself."""
     stored = st.session_state.get(SHELL_SETUP)
     return stored if stored is not None else start(standalone=True)

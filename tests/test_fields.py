@@ -18,6 +18,7 @@ from steplab.io.config_read import read_config
 from steplab.io.safe_yaml import ConfigError
 from steplab.trainer.fields import FIELDS
 from steplab.trainer.plan import make_plan
+from steplab.trainer.query import value_problem
 from steplab.trainer.setup import DEFAULTS, TrainingSetup, setup_from_mapping
 from steplab_ui import state
 
@@ -55,7 +56,7 @@ def engine_takes(name: str, value: float) -> bool:
 
 
 def url_takes(name: str, value: float) -> bool:
-    return state.url_value_problem(name, as_text(name, value)) is None
+    return value_problem(name, as_text(name, value)) is None
 
 
 def yaml_takes(name: str, value: float) -> bool:

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from test_app import first_button
 
 from steplab.i18n import catalogue, t
+from steplab.trainer.query import value_problem as url_value_problem
 from steplab_ui.state import (
     ADVANCED_OPEN,
     LINK_REFUSED,
@@ -20,7 +21,6 @@ from steplab_ui.state import (
     MAX_URL_PARAMETER,
     SETUP_KEYS,
     control_key,
-    url_value_problem,
 )
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,6 +6,7 @@ Timelines are built from real plans (`steplab.simulation.timeline.build_timeline
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,48 @@ def test_a_shorter_run_clamps_the_position(course, small):
     assert player.tick(len(small.frames), now=1.0).position == 12  # a fragment run stores the clamped position
     assert player.step(-1, len(small.frames)).position == 11
     assert player.next_update(small).position == 12
+
+
+# A run played by the clock (the playground's console): `run_for` moves by the time since the last run.
+
+
+def test_a_run_played_by_the_clock_moves_by_time_and_carries_the_rest():
+    player = Player(position=1).toggle_play(150, now=10.0)
+    assert player.playing and player.last_tick == 10.0 and player.carried == 0.0
+    player = player.run_for(150, now=10.25, rate=4.0)  # a quarter second at 4 updates a second: one update
+    assert (player.position, player.carried, player.playing) == (2, 0.0, True)
+    player = player.run_for(150, now=10.5, rate=2.0)  # half an update: carried, not lost
+    assert player.position == 2 and player.carried == pytest.approx(0.5)
+    player = player.run_for(150, now=10.75, rate=2.0)
+    assert player.position == 3 and player.carried == pytest.approx(0.0)
+
+
+def test_a_run_played_by_the_clock_never_goes_back_and_stops_at_the_end():
+    player = Player(position=140, playing=True, last_tick=0.0)
+    assert player.run_for(150, now=-5.0, rate=100.0).position == 140  # a clock read earlier: no step back
+    ended = player.run_for(150, now=1.0, rate=100.0)
+    assert (ended.position, ended.playing, ended.carried) == (150, False, 0.0)
+    assert ended.run_for(150, now=2.0, rate=100.0) == replace(ended, hold=False)  # paused: nothing moves
+    again = ended.toggle_play(150, now=3.0)  # Play at the end runs it again from the start
+    assert (again.position, again.playing, again.last_tick) == (1, True, 3.0)
+
+
+def test_pause_forward_and_reset_of_a_run_played_by_the_clock():
+    player = Player(position=5, playing=True, last_tick=0.0, carried=0.75)
+    paused = player.toggle_play(150)
+    assert (paused.position, paused.playing, paused.last_tick) == (5, False, 0.0)
+    assert paused.run_for(150, now=9.0, rate=1000.0).position == 5
+    forward = player.step(1, 150)
+    assert (forward.position, forward.playing, forward.carried) == (6, False, 0.0)
+    assert player.go_to(1, 150).position == 1 and player.go_to(1, 150).carried == 0.0
+    assert Player().run_for(150, now=1.0, rate=1.0).position is None  # waits for ?step=
+
+
+def test_the_state_a_page_stores_comes_back():
+    keys = {"position": "pos", "playing": "on", "last_tick": "t", "carried": "c", "echoes": "e"}
+    player = Player(position=7, playing=True, last_tick=3.5, carried=0.25, echoes=((6, 3.0), (7, 3.5)))
+    stored = player.storing(keys)
+    stored["e"] = list(stored["e"])  # a session state may hand a list back
+    assert Player.stored(stored, keys) == player
+    assert Player.stored({}, keys, speed=10) == Player(speed=10)
+    assert "pos" not in Player().storing(keys)  # no position until a first run reads the URL

@@ -18,7 +18,6 @@ right one and from every rule before it. `wrong_answers` matches the answers a r
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 from collections.abc import Mapping
@@ -36,6 +35,7 @@ from steplab.teaching.quiz.schema import WORKED_FOR, Question
 from steplab.trainer.fields import FIELD_NAMES, FIELDS
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.profiles import PROFILES
+from steplab.trainer.query import plain_value
 from steplab.trainer.setup import TrainingSetup, setup_from_mapping
 
 PollKind = Literal["setup", "change", "bank"]
@@ -78,7 +78,8 @@ class PollAnswerError(InputError):
 class Poll:
     """One question put to the class.
 
-    `setup` holds the setup's non-default fields as plain JSON values (what `state.write_url` writes);
+    `setup` holds the setup's non-default fields as plain JSON values (`steplab.trainer.query.plain_value`: a
+    link's values);
     `change` is `(field, new value)` for a `change` poll; `question_id`/`seed` name a bank question.
     """
 
@@ -178,18 +179,9 @@ def _read(data: Any) -> Poll:
 # --------------------------------------------------------------------------- building polls
 
 
-def _json_value(name: str, value: Any) -> Any:
-    """A field value as the URL writes it: whole numbers as integers, kwargs as JSON text, flags as flags."""
-    if name == "lr_scheduler_kwargs":
-        return json.dumps(dict(value), sort_keys=True)
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return int(value)
-    return value
-
-
 def setup_values(setup: TrainingSetup) -> tuple[tuple[str, Any], ...]:
     """A setup's non-default fields, in the field table's order, as plain JSON values."""
-    return tuple((name, _json_value(name, getattr(setup, name))) for name in FIELD_NAMES
+    return tuple((name, plain_value(name, getattr(setup, name))) for name in FIELD_NAMES
                  if getattr(setup, name) != FIELDS[name].default)
 
 
@@ -225,7 +217,7 @@ def poll_from_change(setup: TrainingSetup, field: str, value: Any) -> Poll:
     if getattr(new, field) == getattr(setup, field):
         raise PollError("poll.no_change", name=field)
     _plan(new)
-    return Poll("change", setup=setup_values(setup), change=(field, _json_value(field, getattr(new, field))))
+    return Poll("change", setup=setup_values(setup), change=(field, plain_value(field, getattr(new, field))))
 
 
 def change_choices(setup: TrainingSetup) -> tuple[tuple[str, Any], ...]:
@@ -234,7 +226,7 @@ def change_choices(setup: TrainingSetup) -> tuple[tuple[str, Any], ...]:
     offered = []
     for field, (how, amount) in CHANGES.items():
         old = getattr(setup, field)
-        new = _json_value(field, old * amount if how == "times" else old + amount)
+        new = plain_value(field, old * amount if how == "times" else old + amount)
         rule = FIELDS[field]
         if new == old or not rule.low <= new <= rule.high:
             continue
@@ -328,8 +320,8 @@ def _answer(poll: Poll) -> float | None:
 def change_said(poll: Poll) -> Message:
     """'`gradient_accumulation_steps` goes from 8 to 16' (the field's own wording for the offered changes)."""
     field, value = poll.change  # type: ignore[misc]
-    before = _json_value(field, getattr(_old_setup(poll), field))
-    after = _json_value(field, getattr(_asked_setup(poll), field))
+    before = plain_value(field, getattr(_old_setup(poll), field))
+    after = plain_value(field, getattr(_asked_setup(poll), field))
     key = f"poll.change.{field}" if field in CHANGES else "poll.change.other"
     return msg(key, name=field, before=before, after=after, count=after)
 
@@ -352,7 +344,7 @@ def _line(setup: TrainingSetup, name: str) -> Message:
     value = getattr(setup, name)
     if name == "trainer":
         value = PROFILES[value].matched
-    return msg(f"poll.line.{name}", value=_json_value(name, value), count=_json_value(name, value))
+    return msg(f"poll.line.{name}", value=plain_value(name, value), count=plain_value(name, value))
 
 
 def setup_lines(poll: Poll) -> tuple[Message, ...]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields, make_dataclass, replace
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from steplab.errors import SetupError
@@ -22,40 +23,15 @@ __all__ = ["DEFAULTS", "FIELD_NAMES", "MAX_SAMPLES", "MAX_STEPS_LIMIT", "PROFILE
            "TrainingSetup", "parse_setup", "setup_from_mapping"]
 
 
-def _default(name: str) -> Any:
-    return FIELDS[name].default
+# The Python type of each kind of field (what a TrainingSetup holds after validation).
+KIND_TYPES: dict[str, Any] = {"int": int, "float": float, "interval": float, "limit": float, "choice": str,
+                              "bool": bool, "kwargs": tuple[tuple[str, Any], ...]}
 
 
-@dataclass(frozen=True)
-class TrainingSetup:
-    """One training run as the Trainer sees it, plus StepLab's own `num_samples`, `world_size` and `trainer`.
+class SetupMethods:
+    """What a `TrainingSetup` does besides holding its fields (the fields come from the field table)."""
 
-    Fields, kinds, ranges and defaults come from `steplab.trainer.fields.FIELDS` (the Trainer's defaults, except
-    `num_samples`, which the Trainer reads from the dataset).
-    """
-
-    num_samples: int = _default("num_samples")
-    per_device_train_batch_size: int = _default("per_device_train_batch_size")
-    gradient_accumulation_steps: int = _default("gradient_accumulation_steps")
-    world_size: int = _default("world_size")
-    num_train_epochs: float = _default("num_train_epochs")
-    max_steps: int = _default("max_steps")
-    learning_rate: float = _default("learning_rate")
-    lr_scheduler_type: str = _default("lr_scheduler_type")
-    lr_scheduler_kwargs: tuple[tuple[str, Any], ...] = _default("lr_scheduler_kwargs")
-    warmup_steps: float = _default("warmup_steps")
-    warmup_ratio: float | None = _default("warmup_ratio")
-    eval_strategy: str = _default("eval_strategy")
-    eval_steps: float | None = _default("eval_steps")
-    save_strategy: str = _default("save_strategy")
-    save_steps: float = _default("save_steps")
-    logging_strategy: str = _default("logging_strategy")
-    logging_steps: float = _default("logging_steps")
-    logging_first_step: bool = _default("logging_first_step")
-    eval_on_start: bool = _default("eval_on_start")
-    dataloader_drop_last: bool = _default("dataloader_drop_last")
-    limit_train_batches: float | None = _default("limit_train_batches")
-    trainer: str = _default("trainer")
+    __slots__ = ()
 
     @property
     def scheduler_kwargs(self) -> dict[str, Any]:
@@ -80,7 +56,20 @@ class TrainingSetup:
         return values
 
 
-assert tuple(f.name for f in fields(TrainingSetup)) == FIELD_NAMES, "TrainingSetup must list FIELDS in order"
+def _annotation(field: Field) -> Any:
+    kind = KIND_TYPES[field.kind]
+    return kind | None if field.optional else kind
+
+
+TrainingSetup = make_dataclass(
+    "TrainingSetup", [(f.name, _annotation(f), dataclass_field(default=f.default)) for f in FIELDS.values()],
+    bases=(SetupMethods,), frozen=True,
+    namespace={"__module__": __name__, "__qualname__": "TrainingSetup", "__doc__": """One training run as the Trainer sees it, plus StepLab's own `num_samples`, `world_size`
+    and `trainer`: one field per row of `steplab.trainer.fields.FIELDS`, in its order, named as `TrainingArguments`
+    names them (`setup.num_samples`, `setup.per_device_train_batch_size`, ...), with the table's defaults (the
+    Trainer's, except `num_samples`, which the Trainer reads from the dataset). Frozen: `replace` gives a validated
+    copy."""})
+
 DEFAULTS = TrainingSetup()
 ALIASES = {"evaluation_strategy": "eval_strategy"}
 KWARGS_EXAMPLE = '{"num_cycles": 1}'  # what a `lr_scheduler_kwargs` error shows as an example
@@ -202,7 +191,7 @@ def check_field(field: Field, value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Parsed:
-    """One parse of raw setup values: the setup (a field that failed keeps its default), the fields that
+    """One parse of raw setup values: the setup (a field that failed keeps the base's value), the fields that
     failed with why, and the keys that are no setup field."""
 
     setup: TrainingSetup
@@ -210,8 +199,9 @@ class Parsed:
     unknown: list[str]
 
 
-def parse_setup(values: Mapping[str, Any]) -> Parsed:
-    """Check every field once, keeping going past a bad one (the URL and the widgets report them all)."""
+def parse_setup(values: Mapping[str, Any], base: TrainingSetup = DEFAULTS) -> Parsed:
+    """Check every field once, keeping going past a bad one (the URL and the widgets report them all); a field
+    not given, or given badly, keeps `base`'s value."""
     known: dict[str, Any] = {}
     problems: dict[str, SetupError] = {}
     unknown: list[str] = []
@@ -224,7 +214,7 @@ def parse_setup(values: Mapping[str, Any]) -> Parsed:
             known[name] = check_field(FIELDS[name], value)
         except SetupError as error:
             problems[name] = error
-    return Parsed(replace(DEFAULTS, **known), problems, unknown)
+    return Parsed(replace(base, **known), problems, unknown)
 
 
 def setup_from_mapping(values: Mapping[str, Any]) -> tuple[TrainingSetup, list[str]]:
