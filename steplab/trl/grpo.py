@@ -1,0 +1,153 @@
+"""TRL's `GRPOTrainer` counted: generation rounds, the micro-batches of each, and the Trainer's updates over them.
+
+The rules, with the TRL 1.16.0 source they come from (TRL 0.24.0, LLaMA-Factory 0.9.5's pin, has the same ones
+at the lines in brackets; `tests/test_trl_vs_steplab.py` runs both):
+
+- `per_device_train_batch_size` B counts completions. `steps_per_generation` S defaults to
+  `gradient_accumulation_steps` GA and `generation_batch_size` Gb to B·P·S (P processes); Gb given alone must divide
+  by B·P and gives S = Gb / (B·P); both given is refused (`trainer/grpo_config.py:1096-1116` [0.24: 646-666]).
+- Gb must divide by `num_generations` G, then G must be at least 2 (`grpo_config.py:1131-1141` [678-688]); the
+  modulo comes first, so G = 0 fails on Python's own division.
+- A round takes U = Gb / G distinct prompts. `RepeatSampler` cuts the (shuffled) prompts into chunks of U, drops an
+  incomplete last chunk, and yields each chunk μ·S times (μ = `num_iterations`), each prompt G times
+  (`trainer/utils.py:930-952` [utils.py `RepeatSampler`]; `grpo_trainer.py:1309-1316`); the dataloader's batch is
+  B·S per process (`grpo_trainer.py:1275`). So each process's dataloader has ⌊N / U⌋ · μ · S batches, and the
+  Trainer counts each as one micro-batch (`training_step` once per batch; `_prepare_inputs` hands it B completions).
+- The Trainer's own rules over those micro-batches give `max_steps`, the updates, the final epoch and the learning
+  rates (the release profile's plan).
+- A generation happens at every micro-batch whose running count (`self._step`, never reset between epochs) is a
+  multiple of S·μ (`grpo_trainer.py:1538-1546` [`_prepare_inputs`]); the S slices of a round are used μ times.
+- The Trainer logs "Num examples" = N prompts and "Total train batch size" = B·GA·P completions (an empty
+  dataloader, fewer than U prompts, logs B·GA·P × max_steps examples, as every Trainer run does).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from steplab.errors import SetupError, TrainerRefusal
+from steplab.trainer.plan import Plan, make_plan
+from steplab.trainer.setup import TrainingSetup
+from steplab.trl.settings import TrlSettings
+
+TRL_PROFILES = ("hf-5", "hf-5.6", "hf-4.57")
+"""Release profiles TRL runs on: TRL 1.x needs transformers 4.56.2 or newer (`trl` 1.16.0's requirements)."""
+
+
+def generation_sizes(setup: TrainingSetup, settings: TrlSettings) -> tuple[int, int]:
+    """(steps_per_generation S, generation_batch_size Gb) as `GRPOConfig.__post_init__` derives them, or its refusal."""
+    batch, processes = setup.per_device_train_batch_size, setup.world_size
+    generations = settings.num_generations
+    steps, size = settings.steps_per_generation, settings.generation_batch_size
+    if size is None and steps is None:
+        steps = setup.gradient_accumulation_steps
+        size = batch * processes * steps
+    elif size is not None and steps is None:
+        if size % (batch * processes):
+            raise TrainerRefusal("ValueError", f"generation_batch_size ({size}) must be divisible by the global batch "
+                                 f"size ({batch * processes}).", "generation_batch_size")
+        steps = size // (batch * processes)
+    elif size is None and steps is not None:
+        size = batch * processes * steps
+    else:
+        raise TrainerRefusal("ValueError", "'generation_batch_size' and 'steps_per_generation' can not be both "
+                             "configured at the same time", "steps_per_generation")
+    if generations == 0:
+        raise TrainerRefusal("ZeroDivisionError", "integer modulo by zero", "num_generations")
+    if size % generations:
+        raise TrainerRefusal("ValueError", f"generation_batch_size ({size}) must be divisible by num_generations "
+                             f"({generations}).", "num_generations")
+    if generations < 2:
+        raise TrainerRefusal("ValueError", "GRPO requires at least 2 generations per prompt to calculate the "
+                             f"advantages. You provided {generations}, which is less than the minimum required.",
+                             "num_generations")
+    return steps, size
+
+
+@dataclass(frozen=True)
+class GrpoPlan:
+    """A GRPO run: its rounds of generation and the Trainer's plan over the micro-batches they make."""
+
+    setup: TrainingSetup
+    settings: TrlSettings
+    steps_per_generation: int  # S
+    generation_batch_size: int  # Gb, completions per round over all processes
+    trainer: Plan  # the Trainer's plan over ⌊N / U⌋·μ·S micro-batches per epoch
+
+    @property
+    def unique_prompts_per_round(self) -> int:
+        """U = Gb / G: distinct prompts each generation round draws."""
+        return self.generation_batch_size // self.settings.num_generations
+
+    @property
+    def rounds_per_epoch(self) -> int:
+        """Rounds a pass over the prompts makes: the sampler drops a last round of fewer than U prompts."""
+        return self.setup.num_samples // self.unique_prompts_per_round
+
+    @property
+    def micro_batches_per_round(self) -> int:
+        """S·μ: the micro-batches each process runs on one round's completions."""
+        return self.steps_per_generation * self.settings.num_iterations
+
+    @property
+    def prompts_dropped_per_epoch(self) -> int:
+        return self.setup.num_samples - self.rounds_per_epoch * self.unique_prompts_per_round
+
+    @property
+    def completions_per_update(self) -> int:
+        """B·GA·P: the Trainer's "Total train batch size" counts completions."""
+        s = self.setup
+        return s.per_device_train_batch_size * s.gradient_accumulation_steps * s.world_size
+
+    @property
+    def num_examples(self) -> int:
+        """The Trainer's "Num examples": the prompts, N (not N·G); with an empty dataloader, the Trainer's
+        stand-in, total train batch size × max_steps (as `io.logblock` writes it)."""
+        if not self.trainer.micro_batches_per_epoch:
+            return self.completions_per_update * self.trainer.max_steps
+        return self.setup.num_samples
+
+    @cached_property
+    def micro_batches_run(self) -> int:
+        """Micro-batches each process runs in the whole run."""
+        return sum(size * count for size, count in self.trainer.micro_batches_per_step_rle())
+
+    @property
+    def generation_rounds(self) -> int:
+        """Generation calls per process: one at every S·μ-th micro-batch of the run."""
+        return math.ceil(self.micro_batches_run / self.micro_batches_per_round)
+
+    def generation_micro_batches(self) -> np.ndarray:
+        """The micro-batch (from 0, counted over the whole run) each generation round comes before."""
+        return np.arange(self.generation_rounds, dtype=np.int64) * self.micro_batches_per_round
+
+    def update_rounds(self, first: int = 1, last: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For updates first..last: the first and last generation round (from 0) they learn from, and whether any
+        of their micro-batches reuses a round's completions (a second or later of μ passes)."""
+        last = self.trainer.optimizer_steps if last is None else last
+        sizes = np.repeat(*np.array(self.trainer.micro_batches_per_step_rle() or [[0, 0]], dtype=np.int64).T)
+        ends = np.cumsum(sizes)[first - 1:last]
+        starts = ends - sizes[first - 1:last]
+        per_round, steps = self.micro_batches_per_round, self.steps_per_generation
+        residue = starts % per_round
+        reused = (residue >= steps) | (starts + (steps - residue) < ends)
+        return starts // per_round, (ends - 1) // per_round, reused
+
+
+def plan_grpo(setup: TrainingSetup, settings: TrlSettings) -> GrpoPlan:
+    """The GRPO run of `setup` (N = `num_samples` prompts); raises TRL's refusals as `TrainerRefusal`."""
+    if setup.trainer not in TRL_PROFILES:
+        raise SetupError("trl.profile", field="trainer", value=setup.trainer, allowed=", ".join(TRL_PROFILES))
+    if setup.eval_strategy != "no":
+        raise SetupError("trl.grpo_eval", field="eval_strategy")
+    steps, size = generation_sizes(setup, settings)
+    prompts = size // settings.num_generations
+    micro_batches = (setup.num_samples // prompts) * settings.num_iterations * steps
+    # one sample per micro-batch on one process: the Trainer sees exactly this many batches per epoch
+    trainer = make_plan(setup.replace(num_samples=micro_batches, per_device_train_batch_size=1, world_size=1,
+                                      dataloader_drop_last=False))
+    return GrpoPlan(setup, settings, steps, size, trainer)
