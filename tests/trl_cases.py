@@ -11,6 +11,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from steplab.trl.settings import with_config_defaults
+
 SCHEDULES = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial")
 TRAINER_KEYS = ("per_device_train_batch_size", "gradient_accumulation_steps", "num_train_epochs", "max_steps",
                 "learning_rate", "lr_scheduler_type", "warmup_steps", "dataloader_drop_last")
@@ -87,8 +89,11 @@ def steplab_values(case: dict[str, Any], processes: int = 1) -> dict[str, Any]:
     args = case["args"]
     trainer_class = {"grpo": "GRPOTrainer", "dpo": "DPOTrainer", "sft": "SFTTrainer"}[case["trainer"]]
     values = {key: args[key] for key in (*TRAINER_KEYS, *GRPO_KEYS) if key in args}
-    values.update(trainer_class=trainer_class, num_samples=case.get("num_samples", 0), world_size=processes,
-                  save_strategy="no", logging_steps=10**6)
+    values.update(trainer_class=trainer_class, num_samples=case.get("num_samples", len(case.get("lengths", ()))),
+                  world_size=processes, save_strategy="no")
+    if case.get("config_defaults"):
+        return with_config_defaults(values, trainer_class)
+    values["logging_steps"] = 10**6
     return values
 
 

@@ -18,6 +18,7 @@ train dataset's size after packing; or the exception raised (type, message). Imp
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import logging
 import os
@@ -37,6 +38,14 @@ import datasets  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
 import trl  # noqa: E402
+
+# TRL 0.24 keeps `transformers.utils.import_utils._is_package_available(name)` as a flag, but transformers 5.x returns
+# a tuple `(found, version)`, always true: 0.24 then imports mergekit and llm_blender, absent, and its GRPO and DPO
+# trainers fail to import in LLaMA-Factory 0.9.5's own pins. Each flag is made what it meant.
+_flags = importlib.import_module("trl.import_utils")
+for _name, _value in list(vars(_flags).items()):
+    if _name.endswith("_available") and isinstance(_value, tuple):
+        setattr(_flags, _name, bool(_value[0]))
 from tokenizers import Tokenizer, models, pre_tokenizers  # noqa: E402
 from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM, TrainerCallback  # noqa: E402
 
@@ -67,7 +76,10 @@ def model() -> Qwen2ForCausalLM:
     config = Qwen2Config(vocab_size=len(WORDS) + 4, hidden_size=8, intermediate_size=16, num_hidden_layers=1,
                          num_attention_heads=1, num_key_value_heads=1, max_position_embeddings=512,
                          pad_token_id=0, eos_token_id=2, bos_token_id=3, tie_word_embeddings=True)
-    return Qwen2ForCausalLM(config)
+    built = Qwen2ForCausalLM(config)
+    if not hasattr(built, "warnings_issued"):  # TRL 0.24 writes to it; transformers 5 dropped the attribute
+        built.warnings_issued = {}
+    return built
 
 
 def text(i: int, length: int = 2) -> str:
@@ -85,6 +97,10 @@ class Recorder(TrainerCallback):
     def on_optimizer_step(self, args, state, control, optimizer=None, **kwargs):
         self.record["sizes"].append(self.record.pop("pending", 0))
         self.record["lrs"].append(optimizer.param_groups[0]["lr"] if optimizer is not None else None)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and "loss" in logs:
+            self.record["log"].append(state.global_step)
 
 
 class LogLines(logging.Handler):
@@ -109,7 +125,9 @@ def logged(lines: list[str], label: str) -> int | None:
 def build(case: dict, out: str):
     kind = case["trainer"]
     common = dict(output_dir=out, report_to="none", use_cpu=True, disable_tqdm=True, seed=0, save_strategy="no",
-                  logging_steps=10**6, dataloader_num_workers=0)
+                  dataloader_num_workers=0)
+    if not case.get("config_defaults"):
+        common["logging_steps"] = 10**6
     args = {**common, **case["args"]}
     if kind == "grpo":
         config = trl.GRPOConfig(max_completion_length=1, use_vllm=False, beta=0.0, **args)
@@ -133,7 +151,7 @@ def build(case: dict, out: str):
 
 
 def run(case: dict) -> dict:
-    record: dict = {"sizes": [], "lrs": [], "generations": [], "micro_batches": 0}
+    record: dict = {"sizes": [], "lrs": [], "generations": [], "micro_batches": 0, "log": []}
     handler = LogLines()
     trainer_logger = logging.getLogger("transformers.trainer")
     trainer_logger.addHandler(handler)
@@ -180,6 +198,7 @@ def run(case: dict) -> dict:
         "sizes": record["sizes"],
         "lrs": record["lrs"],
         "generations": record["generations"],
+        "log_at_steps": record["log"],
         "micro_batches": record["micro_batches"],
         "num_examples": logged(handler.lines, "Num examples"),
         "total_train_batch_size": logged(handler.lines, "Total train batch size (w. parallel, distributed & accumulation)"),

@@ -35,7 +35,8 @@ from steplab.trainer.setup import TrainingSetup
 from steplab.trl.settings import TrlSettings
 
 TRL_PROFILES = ("hf-5", "hf-5.6", "hf-4.57")
-"""Release profiles TRL runs on: TRL 1.x needs transformers 4.56.2 or newer (`trl` 1.16.0's requirements)."""
+TRL_MINIMUM_TRANSFORMERS = "4.56.2"
+"""Release profiles TRL runs on: TRL 1.16.0 requires transformers 4.56.2 or newer (its package metadata)."""
 
 
 def generation_sizes(setup: TrainingSetup, settings: TrlSettings) -> tuple[int, int]:
@@ -141,7 +142,8 @@ class GrpoPlan:
 def plan_grpo(setup: TrainingSetup, settings: TrlSettings) -> GrpoPlan:
     """The GRPO run of `setup` (N = `num_samples` prompts); raises TRL's refusals as `TrainerRefusal`."""
     if setup.trainer not in TRL_PROFILES:
-        raise SetupError("trl.profile", field="trainer", value=setup.trainer, allowed=", ".join(TRL_PROFILES))
+        raise SetupError("trl.profile", field="trainer", value=setup.trainer, allowed=", ".join(TRL_PROFILES),
+                         minimum=TRL_MINIMUM_TRANSFORMERS)
     if setup.eval_strategy != "no":
         raise SetupError("trl.grpo_eval", field="eval_strategy")
     steps, size = generation_sizes(setup, settings)

@@ -30,3 +30,18 @@ def split_trl_values(values: Mapping[str, Any]) -> tuple[TrlSettings, dict[str, 
     chosen = {name: check_field(TRL_FIELDS[name], value) for name, value in values.items() if name in known}
     rest = {name: value for name, value in values.items() if name not in known}
     return TrlSettings(**chosen), rest
+
+
+CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {
+    "Trainer": {},
+    "SFTTrainer": {"learning_rate": 2e-5, "logging_steps": 10},  # sft_config.py:140, base_config.py:55
+    "DPOTrainer": {"learning_rate": 1e-6, "logging_steps": 10},  # dpo_config.py:156, base_config.py:55
+    "GRPOTrainer": {"learning_rate": 1e-6, "logging_steps": 10},  # grpo_config.py:423, base_config.py:55
+}
+"""Where a TRL config's default differs from `TrainingArguments`' (TRL 1.16.0's `*Config` classes): what a run
+that leaves the field out gets."""
+
+
+def with_config_defaults(values: Mapping[str, Any], trainer_class: str) -> dict[str, Any]:
+    """`values` with the trainer class's own defaults for the setup fields they leave out."""
+    return {**CONFIG_DEFAULTS[trainer_class], **values}
