@@ -3,7 +3,8 @@
 Each generated configuration is trained for real by TRL (`tests/trl_worker.py`: a one-layer model, one-token
 completions, in TRL's own environment, `tests/trl_env.py`) and planned by StepLab. They must agree on
 `state.max_steps`, the optimizer steps, the final epoch, the micro-batches and learning rate of every update, the
-generation rounds (and the micro-batch each comes before), "Num examples" and "Total train batch size"; where TRL
+generation rounds (and the micro-batch each comes before), the rounds each update learns from and whether it
+reuses one (μ > 1), "Num examples" and "Total train batch size"; where TRL
 refuses a configuration, StepLab must refuse it with TRL's exception type and message. SFT packing compares the
 example count packing leaves. Two-process GRPO runs go through torchrun (gloo).
 
@@ -58,8 +59,10 @@ def steplab(case: dict, profile: str, processes: int = 1) -> dict:
               "final_epoch": trainer.final_epoch, "sizes": sizes, "lrs": trainer.learning_rates().tolist(),
               "num_examples": plan.num_examples if hasattr(plan, "num_examples") else _logged_examples(trainer)}
     if hasattr(plan, "generation_rounds"):
+        first, last, reused = plan.update_rounds()
         result.update(generations=plan.generation_micro_batches().tolist(),
-                      total_train_batch_size=plan.completions_per_update)
+                      total_train_batch_size=plan.completions_per_update,
+                      update_rounds=[[int(a), int(b), bool(c)] for a, b, c in zip(first, last, reused, strict=True)])
     else:
         result["total_train_batch_size"] = trainer.total_train_batch_size
     return result
@@ -83,6 +86,7 @@ def compare(real: dict, ours: dict, case: dict) -> None:
     assert np.allclose(ours["lrs"], real["lrs"], rtol=1e-9, atol=1e-15), "learning rates" + context
     if case["trainer"] == "grpo":
         assert ours["generations"] == real["generations"], "generation rounds" + context
+        assert ours["update_rounds"] == real["update_rounds"], "the rounds each update learns from" + context
 
 
 def run_batch(oracle: TrlOracle, cases: list[dict], processes: int = 1) -> list[dict]:

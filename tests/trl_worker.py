@@ -11,7 +11,8 @@ width 8 and the tokenizer a word-level one of 40 words, both built here (no hub)
 completion (`max_completion_length` 1, `use_vllm` False, `beta` 0: no reference model) and every completion earns
 reward 0. A result: `state.max_steps`, the optimizer steps, the final epoch, the micro-batches (`training_step`
 calls) of each update, its learning rate, the generation calls (`_generate_and_score_completions`, wrapped) and
-the micro-batch each one came before, "Num examples" and "Total train batch size" as the Trainer logs them, the
+the micro-batch each one came before, per GRPO update the first and last round its micro-batches came from and
+whether one of them was a slice `_prepare_inputs` had handed out before in that round (the same object: reused), "Num examples" and "Total train batch size" as the Trainer logs them, the
 train dataset's size after packing; or the exception raised (type, message). Imports nothing of StepLab's.
 """
 
@@ -96,6 +97,10 @@ class Recorder(TrainerCallback):
 
     def on_optimizer_step(self, args, state, control, optimizer=None, **kwargs):
         self.record["sizes"].append(self.record.pop("pending", 0))
+        used = self.record.pop("used", [])
+        if used:  # GRPO: the rounds this update's micro-batches came from, and whether any reused a slice
+            rounds = [which for which, _ in used]
+            self.record["update_rounds"].append([min(rounds), max(rounds), any(again for _, again in used)])
         self.record["lrs"].append(optimizer.param_groups[0]["lr"] if optimizer is not None else None)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
@@ -151,7 +156,8 @@ def build(case: dict, out: str):
 
 
 def run(case: dict) -> dict:
-    record: dict = {"sizes": [], "lrs": [], "generations": [], "micro_batches": 0, "log": []}
+    record: dict = {"sizes": [], "lrs": [], "generations": [], "micro_batches": 0, "log": [], "update_rounds": [],
+                    "seen": set()}
     handler = LogLines()
     trainer_logger = logging.getLogger("transformers.trainer")
     trainer_logger.addHandler(handler)
@@ -179,7 +185,20 @@ def run(case: dict) -> dict:
                 def counted_generation(*args, **kwargs):
                     if trainer.model.training:
                         record["generations"].append(record["micro_batches"])
+                        record["seen"] = set()
                     return generate(*args, **kwargs)
+
+                prepare = trainer._prepare_inputs
+
+                def watched_inputs(*args, **kwargs):
+                    inputs = prepare(*args, **kwargs)
+                    if trainer.model.training:  # a slice of the buffered round: handed out before in this round?
+                        again = id(inputs) in record["seen"]
+                        record["seen"].add(id(inputs))
+                        record.setdefault("used", []).append([len(record["generations"]) - 1, again])
+                    return inputs
+
+                trainer._prepare_inputs = watched_inputs
 
                 trainer._generate_and_score_completions = counted_generation
             trainer.train()
@@ -199,6 +218,7 @@ def run(case: dict) -> dict:
         "lrs": record["lrs"],
         "generations": record["generations"],
         "log_at_steps": record["log"],
+        "update_rounds": record["update_rounds"],
         "micro_batches": record["micro_batches"],
         "num_examples": logged(handler.lines, "Num examples"),
         "total_train_batch_size": logged(handler.lines, "Total train batch size (w. parallel, distributed & accumulation)"),

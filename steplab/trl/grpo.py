@@ -135,7 +135,8 @@ class GrpoPlan:
         starts = ends - sizes[first - 1:last]
         per_round, steps = self.micro_batches_per_round, self.steps_per_generation
         residue = starts % per_round
-        reused = (residue >= steps) | (starts + (steps - residue) < ends)
+        # the first micro-batch at or after `start` that is a second or later pass: itself, or the round's S-th
+        reused = (residue >= steps) | (starts + (steps - residue) < ends) if per_round > steps else starts < 0
         return starts // per_round, (ends - 1) // per_round, reused
 
 
