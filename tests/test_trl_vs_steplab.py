@@ -40,8 +40,13 @@ PROFILE = {"5.24.0": "hf-5", "5.6.0": "hf-5.6"}
 
 
 @pytest.fixture(scope="module", params=RELEASES)
-def oracle(request):
-    worker = TrlOracle(request.param)
+def release(request) -> str:
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def oracle(release):
+    worker = TrlOracle(release)
     yield worker
     worker.close()
 
@@ -89,19 +94,20 @@ def compare(real: dict, ours: dict, case: dict) -> None:
         assert ours["update_rounds"] == real["update_rounds"], "the rounds each update learns from" + context
 
 
-def run_batch(oracle: TrlOracle, cases: list[dict], processes: int = 1) -> list[dict]:
-    answers = oracle.run(cases) if processes == 1 else two_processes(cases, oracle_release(oracle))
+def run_batch(oracle: TrlOracle | str, cases: list[dict], processes: int = 1) -> list[dict]:
+    """Run the cases in TRL (`oracle`, or a release name: two processes under torchrun) and compare each."""
+    answers = oracle.run(cases) if processes == 1 else two_processes(cases, oracle)
     for case, real in zip(cases, answers, strict=True):
         profile = PROFILE[real["versions"]["transformers"]] if "versions" in real else _profile(oracle)
         compare(real, steplab(case, profile, processes), case)
     return answers
 
 
-def oracle_release(oracle: TrlOracle) -> str:
-    return oracle.name.split("-")[1]
+def oracle_release(oracle: TrlOracle | str) -> str:
+    return oracle if isinstance(oracle, str) else oracle.name.split("-")[1]
 
 
-def _profile(oracle: TrlOracle) -> str:
+def _profile(oracle: TrlOracle | str) -> str:
     return "hf-5" if oracle_release(oracle) == "1" else "hf-5.6"
 
 
@@ -196,9 +202,10 @@ TWO_PROCESS_CASES = [
 ]
 
 
-def test_two_process_runs_match_trl(oracle):
-    answers = run_batch(oracle, TWO_PROCESS_CASES, processes=2)
-    assert [answer["status"] for answer in answers] == ["ok", "ok", "ok", "error", "ok"]
+def test_two_process_runs_match_trl(release):
+    generated = examples(grpo_cases(processes=2), 12) + examples(dpo_cases(), 4)
+    answers = run_batch(release, TWO_PROCESS_CASES + generated, processes=2)
+    assert [answer["status"] for answer in answers[:5]] == ["ok", "ok", "ok", "error", "ok"]
 
 
 def test_cli_plan_matches_a_real_grpo_run(oracle, capsys):

@@ -97,7 +97,7 @@ def steplab_values(case: dict[str, Any], processes: int = 1) -> dict[str, Any]:
     return values
 
 
-def examples(strategy: st.SearchStrategy, count: int, seed: int = 0) -> list[dict[str, Any]]:
+def examples(strategy: st.SearchStrategy, count: int) -> list[dict[str, Any]]:
     """`count` examples hypothesis draws from `strategy` (derandomised unless `STEPLAB_TRL_RANDOM`), to be sent to
     the worker in batches: one real run per case, no shrinking (a failure prints its case whole)."""
     import os
@@ -108,8 +108,8 @@ def examples(strategy: st.SearchStrategy, count: int, seed: int = 0) -> list[dic
 
     @settings(max_examples=count, deadline=None, derandomize=not os.environ.get("STEPLAB_TRL_RANDOM"),
               database=None, suppress_health_check=list(HealthCheck), phases=[Phase.generate])
-    @given(case=strategy, salt=st.just(seed))
-    def collect(case, salt):
+    @given(case=strategy)
+    def collect(case):
         drawn.append(case)
 
     collect()
