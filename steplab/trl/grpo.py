@@ -1,24 +1,28 @@
 """TRL's `GRPOTrainer` counted: generation rounds, the micro-batches of each, and the Trainer's updates over them.
 
 The rules, with the TRL 1.16.0 source they come from (TRL 0.24.0, LLaMA-Factory 0.9.5's pin, has the same ones
-at the lines in brackets; `tests/test_trl_vs_steplab.py` runs both):
+at the lines in brackets; `tests/test_trl_vs_steplab.py` holds both to real runs):
 
 - `per_device_train_batch_size` B counts completions. `steps_per_generation` S defaults to
   `gradient_accumulation_steps` GA and `generation_batch_size` Gb to B·P·S (P processes); Gb given alone must divide
-  by B·P and gives S = Gb / (B·P); both given is refused (`trainer/grpo_config.py:1096-1116` [0.24: 646-666]).
+  by B·P and gives S = Gb / (B·P); both given is refused (`trainer/grpo_config.py:1096-1116` [646-666]).
 - Gb must divide by `num_generations` G, then G must be at least 2 (`grpo_config.py:1131-1141` [678-688]); the
-  modulo comes first, so G = 0 fails on Python's own division.
+  modulo comes first, so G = 0 fails on Python's own `integer modulo by zero`.
 - A round takes U = Gb / G distinct prompts. `RepeatSampler` cuts the (shuffled) prompts into chunks of U, drops an
   incomplete last chunk, and yields each chunk μ·S times (μ = `num_iterations`), each prompt G times
-  (`trainer/utils.py:930-952` [utils.py `RepeatSampler`]; `grpo_trainer.py:1309-1316`); the dataloader's batch is
-  B·S per process (`grpo_trainer.py:1275`). So each process's dataloader has ⌊N / U⌋ · μ · S batches, and the
-  Trainer counts each as one micro-batch (`training_step` once per batch; `_prepare_inputs` hands it B completions).
+  (`trainer/utils.py:930-952` [utils.py:1743-1765]; built in `grpo_trainer.py:1309-1316` [685-692]); the
+  dataloader's batch is B·S per process (`grpo_trainer.py:1275` [640]). So each process's dataloader has
+  ⌊N / U⌋ · μ · S batches (`dataloader_drop_last` changes nothing: the sampler's length is a multiple of Gb), and the
+  Trainer counts each as one micro-batch: `training_step` runs once per batch and `_prepare_inputs` hands it one of
+  the round's S slices of B completions.
 - The Trainer's own rules over those micro-batches give `max_steps`, the updates, the final epoch and the learning
   rates (the release profile's plan).
 - A generation happens at every micro-batch whose running count (`self._step`, never reset between epochs) is a
-  multiple of S·μ (`grpo_trainer.py:1538-1546` [`_prepare_inputs`]); the S slices of a round are used μ times.
-- The Trainer logs "Num examples" = N prompts and "Total train batch size" = B·GA·P completions (an empty
-  dataloader, fewer than U prompts, logs B·GA·P × max_steps examples, as every Trainer run does).
+  multiple of S·μ (`grpo_trainer.py:1538-1546`, `_step` counted in `training_step`, 1513 [1001-1010, counted in
+  `_prepare_inputs`]); the S slices of a round are used μ times each, in order.
+- The Trainer logs "Num examples" = N prompts and "Total train batch size" = B·GA·P completions; with an empty
+  dataloader (fewer than U prompts) and `max_steps`, B·GA·P × max_steps examples, as any Trainer run
+  (transformers 5.24.0 `trainer.py:2531-2547`).
 """
 
 from __future__ import annotations

@@ -8,6 +8,11 @@ no batch size, `trainer/sft_trainer.py:1480`), after an optional shuffle (`shuff
 - `bfd_split`: the same, but an example longer than `max_length` is split into pieces of `max_length` (the last
   one shorter) instead of cut.
 - `wrapped` (`_pack_wrapped`, lines 820-834): a batch's tokens end to end, cut every `max_length`: ⌈tokens / L⌉.
+
+The lengths are those of the tokenized examples (a text example's with the EOS token `SFTTrainer` appends). TRL
+0.24.0 (LLaMA-Factory 0.9.5's pin) packs `bfd` and `wrapped` the same way and has no `bfd_split`. Not modelled:
+`shuffle_dataset=True` (which examples share a batch then depends on the permutation) and `dataset_num_proc`
+(each worker's shard packs on its own).
 """
 
 from __future__ import annotations
