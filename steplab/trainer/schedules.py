@@ -253,45 +253,48 @@ def _resolved(name: str, kwargs: Mapping[str, Any] | None, *, profile: str, lear
 
 
 def _check_steps(name: str, kw: dict[str, Any], *, profile: str, learning_rate: float,
-                 warmup_steps: int, total_steps: int) -> None:
-    """Errors raised by `scheduler.step()` for some s in 0..T (s = T comes after the last update)."""
+                 warmup_steps: int, total_steps: int, last_step: int | None = None) -> None:
+    """Errors raised by `scheduler.step()` for some s in 0..L (s = T comes after the last update; L = T unless the
+    run takes fewer updates, `last_step`: λ(0) at the scheduler's creation, λ(k) after update k)."""
     W, T = warmup_steps, total_steps
-    if name == "polynomial" and W <= T:  # s >= W reaches the decay branch
+    L = T if last_step is None else min(T, last_step)
+    if name == "polynomial" and W <= L:  # s >= W reaches the decay branch
         if T == W:
             raise _refuse("ZeroDivisionError", _division_message(0, T - W), "warmup_steps")
         if learning_rate == 0:
             raise _refuse("ZeroDivisionError", "float division by zero", "learning_rate")
-        if kw["power"] < 0:  # (1 - (T - W) / (T - W)) ** power at s = T
+        if kw["power"] < 0 and L == T:  # (1 - (T - W) / (T - W)) ** power at s = T
             raise _refuse("ZeroDivisionError", "0.0 cannot be raised to a negative power")
     if name == "warmup_stable_decay":
         stable, decay = kw["num_stable_steps"], kw["num_decay_steps"]
-        if stable is None and _release(profile) == "4.46" and W <= T:  # 4.51+: S = T - W - D; 4.46: W + None
+        if stable is None and _release(profile) == "4.46" and W <= L:  # 4.51+: S = T - W - D; 4.46: W + None
             raise _refuse("TypeError", "unsupported operand type(s) for +: 'int' and 'NoneType'")
-        if stable is not None and decay is None and max(W, math.ceil(W + stable)) <= T:  # (W + S) + None
+        if stable is not None and decay is None and max(W, math.ceil(W + stable)) <= L:  # (W + S) + None
             raise _refuse("TypeError", f"unsupported operand type(s) for +: '{type(W + stable).__name__}' and 'NoneType'")
-    if name == "inverse_sqrt" and kw.get("timescale") is not None and W <= T:
+    if name == "inverse_sqrt" and kw.get("timescale") is not None and W <= L:
         timescale = kw["timescale"]
         if timescale == 0:
             raise _refuse("ZeroDivisionError", _division_message(W, timescale))
-        if timescale < 0 and W + math.ceil(-timescale) <= T:  # (s - W + τ) / τ reaches 0 or below
+        if timescale < 0 and W + math.ceil(-timescale) <= L:  # (s - W + τ) / τ reaches 0 or below
             if float(timescale).is_integer():
                 raise _refuse("ZeroDivisionError", "float division by zero")
             raise _refuse("ValueError", "math domain error")
 
 
 def check_scheduler(name: str, kwargs: dict | None, *, profile: str, learning_rate: float,
-                    warmup_steps: int, total_steps: int) -> None:
+                    warmup_steps: int, total_steps: int, last_step: int | None = None) -> None:
     """Raise `TrainerRefusal` exactly as this profile's Trainer would for this scheduler, else return None.
 
     Covers `SchedulerType(name)`, calling the schedule function with `lr_scheduler_kwargs` (Python's
     TypeErrors), the checks inside it and torch's, and the errors `scheduler.step()` raises between
     s = 0 and s = T; e.g. polynomial with warmup_steps == max_steps divides by zero in the step after
-    the last update. `SetupError` for values StepLab cannot follow (text where a number belongs, ...).
+    the last update. A run that takes fewer updates than T (`last_step`: an empty dataloader with `max_steps`
+    takes none) only reaches s = `last_step`. `SetupError` for values StepLab cannot follow (text where a number belongs, ...).
     The eval-strategy requirement of reduce_lr_on_plateau is checked with the training arguments.
     """
     resolved = _resolved(name, kwargs, profile=profile, learning_rate=learning_rate)
     _check_steps(name, resolved, profile=profile, learning_rate=learning_rate,
-                 warmup_steps=warmup_steps, total_steps=total_steps)
+                 warmup_steps=warmup_steps, total_steps=total_steps, last_step=last_step)
 
 
 # ---------------------------------------------------------------------------------------------
