@@ -1,6 +1,10 @@
 """`python -m steplab plan [CONFIG.yaml] [--set KEY=VALUE ...] [--dataset-rows NAME=ROWS ...] [--trainer PROFILE]
 [--lr-per-step]`.
 
+`--set trainer_class=GRPOTrainer` (or `DPOTrainer`, `SFTTrainer`) and TRL's fields (`num_generations`,
+`steps_per_generation`, `generation_batch_size`, `num_iterations`; `steplab.trainer.fields.TRL_FIELDS`) plan the
+run as TRL does (`steplab.trl`): the JSON keeps every field and, for GRPO, counts completions and adds the rounds.
+
 Prints one JSON object. Exit 0 on success, 2 for invalid input (one line on stderr naming the field, or the
 dataset and its path), 3 when the real Trainer would refuse the configuration (`trainer_error` in the JSON).
 A LLaMA-Factory YAML without `num_samples` is counted from its datasets, found from the current folder as
@@ -25,7 +29,10 @@ from steplab.teaching.warnings import plan_warnings
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.profiles import LLAMA_FACTORY_PROFILE, PROFILES
 from steplab.trainer.record import plan_record
-from steplab.trainer.setup import setup_from_mapping
+from steplab.trainer.setup import TrainingSetup, setup_from_mapping
+from steplab.trl.grpo import GrpoPlan
+from steplab.trl.plan import grpo_record, plan_trl, trl_record
+from steplab.trl.settings import TrlSettings, split_trl_values, with_config_defaults
 
 MAX_LISTED_RATES = 10_000_000
 
@@ -46,6 +53,37 @@ def plan_to_json(plan: Plan, lr_per_step: bool = False, unknown: list[str] | Non
                              limit=MAX_LISTED_RATES)
         result["learning_rates"] = plan.learning_rates()  # a float64 array: orjson writes it without a list
     return result
+
+
+def grpo_to_json(plan: GrpoPlan, lr_per_step: bool = False, unknown: list[str] | None = None) -> dict[str, Any]:
+    """A GRPO plan as the CLI's JSON: the plan's fields (over completions and rounds) and GRPO's own."""
+    rounds = plan.rounds_per_epoch * plan.unique_prompts_per_round
+    result: dict[str, Any] = {
+        "trainer": plan.trainer.profile.id,
+        **grpo_record(plan),
+        "world_size": plan.setup.world_size,
+        "draws_per_epoch": rounds, "repeated_draws_per_epoch": 0, "never_drawn_per_epoch": plan.prompts_dropped_per_epoch,
+        "warnings": [],
+        "unknown_keys": unknown or [],
+    }
+    if lr_per_step:
+        if plan.trainer.optimizer_steps > MAX_LISTED_RATES:
+            raise SetupError("setup.too_many_rates", field="--lr-per-step", steps=plan.trainer.optimizer_steps,
+                             limit=MAX_LISTED_RATES)
+        result["learning_rates"] = plan.trainer.learning_rates()
+    return result
+
+
+def _plan_json(setup: TrainingSetup, trl: TrlSettings | None, lr_per_step: bool, unknown: list[str]
+               ) -> tuple[dict[str, Any], int]:
+    """The JSON of a setup's plan (under TRL's trainer class when one is given) and its `max_steps`."""
+    if trl is None:
+        plan = make_plan(setup)
+        return plan_to_json(plan, lr_per_step, unknown), plan.max_steps
+    planned = plan_trl(setup, trl)
+    if isinstance(planned, GrpoPlan):
+        return grpo_to_json(planned, lr_per_step, unknown), planned.trainer.max_steps
+    return {**plan_to_json(planned, lr_per_step, unknown), **trl_record(planned, trl)}, planned.max_steps
 
 
 def _parse_value(text: str) -> Any:
@@ -135,6 +173,15 @@ def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], d
     return values, ignored, count
 
 
+def _trl_values(values: dict[str, Any]) -> tuple[TrlSettings | None, dict[str, Any]]:
+    """TRL's settings when any is given (`trainer_class=GRPOTrainer`, `num_generations`, …), with its config's
+    defaults for the setup fields left out; else None and the values as they were."""
+    trl, rest = split_trl_values(values)
+    if len(rest) == len(values):
+        return None, values
+    return trl, with_config_defaults(rest, trl.trainer_class)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m steplab", description="Plan a training run like the HF Trainer.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -154,9 +201,9 @@ def main(argv: list[str] | None = None) -> int:
         values, ignored, count = _read_values(args)
         if "num_samples" not in values:
             raise SetupError("setup.num_samples_required", field="num_samples")
+        trl, values = _trl_values(values)
         setup, unknown = setup_from_mapping(values)
-        plan = make_plan(setup)
-        result = plan_to_json(plan, args.lr_per_step, [k for k in unknown if k not in ignored])
+        result, max_steps = _plan_json(setup, trl, args.lr_per_step, [k for k in unknown if k not in ignored])
         if args.config and count["world_size_source"] == "assumed":
             result["warnings"].append({"code": "world_size_assumed", "message": t(
                 "en", "config_io.world_size_assumed", world_size=setup.world_size)})
@@ -166,10 +213,10 @@ def main(argv: list[str] | None = None) -> int:
                 "en", "dataset.bypassed", keys=", ".join(bypassed), num_samples=setup.num_samples)})
         if "num_samples_range" in count:
             fewest = setup.replace(num_samples=count["num_samples_range"][0])
-            count["max_steps_range"] = [make_plan(fewest).max_steps, plan.max_steps]
+            count["max_steps_range"] = [_plan_json(fewest, trl, False, [])[1], max_steps]
             result["warnings"].append({"code": "num_samples_estimated", "message": t(
                 "en", "dataset.estimated", low=count["num_samples_range"][0], high=setup.num_samples,
-                steps_low=count["max_steps_range"][0], steps_high=plan.max_steps)})
+                steps_low=count["max_steps_range"][0], steps_high=max_steps)})
         rates = result.pop("learning_rates", None)  # kept last: the one big field
         result.update({"num_samples": setup.num_samples, "num_eval_samples": None, **count})
         if rates is not None:

@@ -20,6 +20,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("steplab", "steplab.i18n"),
     ("steplab.errors",),
     ("steplab.trainer",),
+    ("steplab.trl",),
     ("steplab.dataset",),
     ("steplab.io",),
     ("steplab.simulation",),

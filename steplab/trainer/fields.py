@@ -89,6 +89,24 @@ STEPLAB_ONLY: tuple[str, ...] = tuple(name for name, f in FIELDS.items() if not 
 PROFILE_IDS: tuple[str, ...] = FIELDS["trainer"].choices
 
 
+TRAINER_CLASSES = ("Trainer", "SFTTrainer", "DPOTrainer", "GRPOTrainer")
+PACKING_STRATEGIES = ("bfd", "bfd_split", "wrapped")
+
+TRL_FIELDS: dict[str, Field] = {field.name: field for field in (
+    Field("trainer_class", "choice", "Trainer", choices=TRAINER_CLASSES, trainer_argument=False),
+    Field("num_generations", "int", 8, 0, MAX_COUNT),  # below 2: GRPOConfig refuses it in its own words
+    Field("steps_per_generation", "int", None, 1, MAX_COUNT, optional=True),
+    Field("generation_batch_size", "int", None, 1, MAX_SAMPLES, optional=True),
+    Field("num_iterations", "int", 1, 1, MAX_COUNT),
+    Field("packing", "bool", False),
+    Field("packing_strategy", "choice", "bfd", choices=PACKING_STRATEGIES),
+    Field("max_length", "int", 1024, 1, 10**9),
+)}
+"""TRL's trainer class and the fields of its configs that change the count (`steplab.trl`; TRL 1.16.0's defaults:
+`GRPOConfig`, `SFTConfig`). A table of its own for now: the setup's one table is being reworked (issue 31), and
+these join it as rows when it lands."""
+
+
 DATA_FIELDS: dict[str, Field] = {field.name: field for field in (
     Field("cutoff_len", "int", 2048, 1, 10**9),
     Field("max_samples", "int", None, 1, 10**12, optional=True),

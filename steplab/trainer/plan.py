@@ -159,17 +159,18 @@ def make_plan(setup: TrainingSetup) -> Plan:
     epoch = _epoch_data(setup, profile)
     per_epoch, total, epochs_loop = _horizon(setup, profile, epoch.micro_batches)
     warmup = warmup_steps(setup, profile, total)
-    if setup.lr_scheduler_type not in METRIC_DRIVEN or setup.lr_scheduler_type not in known_schedulers(profile.id):
-        check_scheduler(
-            setup.lr_scheduler_type, setup.scheduler_kwargs, profile=profile.id,
-            learning_rate=setup.learning_rate, warmup_steps=warmup, total_steps=total,
-        )
     fetched = _fetched(setup, profile, epoch.micro_batches)
     rule = run.AccumulationRule(setup.gradient_accumulation_steps, profile.running_count)
     if epoch.micro_batches:
         segments = run.simulate(rule, epoch.micro_batches, fetched, epochs_loop, total)
     else:  # the first epoch yields no batch: the Trainer stops after it
         segments = [run.Segment((run.EpochSteps((), 0),), 1)]
+    if setup.lr_scheduler_type not in METRIC_DRIVEN or setup.lr_scheduler_type not in known_schedulers(profile.id):
+        check_scheduler(
+            setup.lr_scheduler_type, setup.scheduler_kwargs, profile=profile.id,
+            learning_rate=setup.learning_rate, warmup_steps=warmup, total_steps=total,
+            last_step=run.count_steps(list(segments)),
+        )
     return Plan(
         setup=setup,
         profile=profile,

@@ -97,7 +97,7 @@ def _no_body_check(kw: dict[str, Any], learning_rate: float) -> None:
     return None
 
 
-def _no_step_check(kw: dict[str, Any], W: int, T: int, learning_rate: float) -> None:
+def _no_step_check(kw: dict[str, Any], W: int, T: int, L: int, learning_rate: float) -> None:
     return None
 
 
@@ -118,7 +118,8 @@ class Form:
     step: Callable[..., float]  # λ at one scheduler index: what LambdaLR calls
     arguments: Arguments
     check: Callable[[dict[str, Any], float], None] = _no_body_check  # raised inside the function and torch's init
-    check_steps: Callable[[dict[str, Any], int, int, float], None] = _no_step_check  # raised by step() for s in 0..T
+    check_steps: Callable[[dict[str, Any], int, int, int, float], None] = _no_step_check  # raised by step() for s
+    # in 0..L (W, T, L: L = T unless the run takes fewer updates)
     starters: Callable[[int, int], dict[str, Any]] = _no_starters  # values it cannot be built without (W, T)
 
 
@@ -310,13 +311,13 @@ def _polynomial_check(kw: dict[str, Any], learning_rate: float) -> None:
         raise _refuse("ValueError", f"lr_end ({kw['lr_end']}) must be smaller than initial lr ({learning_rate})")
 
 
-def _polynomial_check_steps(kw: dict[str, Any], W: int, T: int, learning_rate: float) -> None:
-    if W <= T:  # s >= W reaches the decay branch
+def _polynomial_check_steps(kw: dict[str, Any], W: int, T: int, L: int, learning_rate: float) -> None:
+    if W <= L:  # s >= W reaches the decay branch
         if T == W:
             raise _refuse("ZeroDivisionError", _division_message(0, T - W), "warmup_steps")
         if learning_rate == 0:
             raise _refuse("ZeroDivisionError", "float division by zero", "learning_rate")
-        if kw["power"] < 0:  # (1 - (T - W) / (T - W)) ** power at s = T
+        if kw["power"] < 0 and L == T:  # (1 - (T - W) / (T - W)) ** power at s = T
             raise _refuse("ZeroDivisionError", "0.0 cannot be raised to a negative power")
 
 
@@ -387,12 +388,12 @@ def _inverse_sqrt_arguments(kw: dict[str, Any], W: int, T: int, lr: float) -> di
     return {"W": W, "timescale": (W or 10_000) if timescale is None else timescale}  # τ defaults to W, or 10000
 
 
-def _inverse_sqrt_check_steps(kw: dict[str, Any], W: int, T: int, learning_rate: float) -> None:
+def _inverse_sqrt_check_steps(kw: dict[str, Any], W: int, T: int, L: int, learning_rate: float) -> None:
     timescale = kw.get("timescale")
-    if timescale is not None and W <= T:
+    if timescale is not None and W <= L:
         if timescale == 0:
             raise _refuse("ZeroDivisionError", _division_message(W, timescale))
-        if timescale < 0 and W + math.ceil(-timescale) <= T:  # (s - W + τ) / τ reaches 0 or below
+        if timescale < 0 and W + math.ceil(-timescale) <= L:  # (s - W + τ) / τ reaches 0 or below
             if float(timescale).is_integer():
                 raise _refuse("ZeroDivisionError", "float division by zero")
             raise _refuse("ValueError", "math domain error")
@@ -620,9 +621,9 @@ def _wsd_check(kw: dict[str, Any], learning_rate: float) -> None:
         raise _refuse("TypeError", "unsupported operand type(s) for -: 'int' and 'NoneType'")
 
 
-def _wsd_check_steps(kw: dict[str, Any], W: int, T: int, learning_rate: float) -> None:
+def _wsd_check_steps(kw: dict[str, Any], W: int, T: int, L: int, learning_rate: float) -> None:
     stable, decay = kw["num_stable_steps"], kw["num_decay_steps"]
-    if stable is not None and decay is None and max(W, math.ceil(W + stable)) <= T:  # (W + S) + None
+    if stable is not None and decay is None and max(W, math.ceil(W + stable)) <= L:  # (W + S) + None
         raise _refuse("TypeError", f"unsupported operand type(s) for +: '{type(W + stable).__name__}' and 'NoneType'")
 
 
@@ -661,10 +662,10 @@ def _wsd_446_arguments(kw: dict[str, Any], W: int, T: int, lr: float) -> dict[st
             "num_cycles": kw["num_cycles"]}
 
 
-def _wsd_446_check_steps(kw: dict[str, Any], W: int, T: int, learning_rate: float) -> None:
-    if kw["num_stable_steps"] is None and W <= T:  # W + None once warmup ends
+def _wsd_446_check_steps(kw: dict[str, Any], W: int, T: int, L: int, learning_rate: float) -> None:
+    if kw["num_stable_steps"] is None and W <= L:  # W + None once warmup ends
         raise _refuse("TypeError", "unsupported operand type(s) for +: 'int' and 'NoneType'")
-    _wsd_check_steps(kw, W, T, learning_rate)
+    _wsd_check_steps(kw, W, T, L, learning_rate)
 
 
 def _wsd_446_starters(W: int, T: int) -> dict[str, Any]:
@@ -898,17 +899,19 @@ def _resolved(name: str, kwargs: Mapping[str, Any] | None, *, profile: str, lear
 
 
 def check_scheduler(name: str, kwargs: dict | None, *, profile: str, learning_rate: float,
-                    warmup_steps: int, total_steps: int) -> None:
+                    warmup_steps: int, total_steps: int, last_step: int | None = None) -> None:
     """Raise `TrainerRefusal` exactly as this profile's Trainer would for this scheduler, else return None.
 
     Covers `SchedulerType(name)`, calling the schedule function with `lr_scheduler_kwargs` (Python's
     TypeErrors), the checks inside it and torch's, and the errors `scheduler.step()` raises between
     s = 0 and s = T; e.g. polynomial with warmup_steps == max_steps divides by zero in the step after
-    the last update. `SetupError` for values StepLab cannot follow (text where a number belongs, ...).
-    The eval-strategy requirement of reduce_lr_on_plateau is checked with the training arguments.
+    the last update. A run that takes fewer updates than T (`last_step`: an empty dataloader with `max_steps`
+    takes none) only reaches s = `last_step`. `SetupError` for values StepLab cannot follow (text where a number
+    belongs, ...). The eval-strategy requirement of reduce_lr_on_plateau is checked with the training arguments.
     """
     resolved = _resolved(name, kwargs, profile=profile, learning_rate=learning_rate)
-    _form(name, profile).check_steps(resolved, warmup_steps, total_steps, learning_rate)
+    reached = total_steps if last_step is None else min(total_steps, last_step)
+    _form(name, profile).check_steps(resolved, warmup_steps, total_steps, reached, learning_rate)
 
 
 # ---------------------------------------------------------------------------------------------
