@@ -173,8 +173,9 @@ def test_words_in_the_figure_read_in_either_theme(browser: Browser, server_url: 
         page.context.close()
 
 
-# each language at both widths and in both schemes, not every combination of the four (half the browser time)
-SHOTS = [("zh", 1280, "light"), ("zh", 420, "dark"), ("en", 1280, "dark"), ("en", 420, "light")]
+# each language once, the widths and schemes taking turns (the suite's time: every combination of the four, then
+# each language at both, were 20 s for pictures the presenter, contrast and layout tests already hold to account)
+SHOTS = [("zh", 1280, "light"), ("en", 420, "dark")]
 
 
 @pytest.mark.parametrize("lang, width, scheme", SHOTS)
@@ -230,7 +231,7 @@ SLIDER_AND_CAPTION = """() => {
 }"""
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("lang", ["zh"])  # the caption's Chinese words are the taller
 def test_presenter_slider_numbers_stay_off_the_frame_caption(browser: Browser, server_url: str, lang: str):
     """At 1920 × 1080 in presenter view, the scrubber's min and max (shown under the track while the pointer is on
     it, in projector-sized words) stand clear above the frame caption (they covered it: issue 27, item 14)."""

@@ -96,7 +96,7 @@ def shoot(page: Page, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("lang", ["zh"])  # English: test_narrow_screen, and the AppTest of the same steps
 def test_right_then_wrong_in_the_browser(browser: Browser, selfcheck_url: str, lang: str):
     page = open_page(browser, selfcheck_url, lang, 1280)
     only_lesson(page, lang, LESSON)
@@ -125,7 +125,7 @@ def test_right_then_wrong_in_the_browser(browser: Browser, selfcheck_url: str, l
     page.close()
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("lang", ["en"])  # Chinese at 1280: test_right_then_wrong_in_the_browser
 def test_narrow_screen(browser: Browser, selfcheck_url: str, lang: str):
     page = open_page(browser, selfcheck_url, lang, 420)
     only_lesson(page, lang, LESSON)

@@ -133,8 +133,7 @@ def test_every_shared_run_agrees_in_the_browser(browser: Browser, app_server: St
         context.close()
 
 
-@pytest.mark.parametrize(("lang", "width", "scheme"), [("zh", 1280, "light"), ("en", 1280, "dark"),
-                                                        ("zh", 420, "dark"), ("en", 420, "light")])
+@pytest.mark.parametrize(("lang", "width", "scheme"), [("zh", 1280, "light"), ("en", 420, "dark")])
 def test_screenshots(browser: Browser, app_server: StreamlitServer, lang: str, width: int, scheme: str,
                      tmp_path: Path) -> None:
     archive = run_zip("course_val", tmp_path / "course_val.zip")
@@ -176,7 +175,7 @@ def test_a_zip_bomb_in_the_browser_is_named(browser: Browser, app_server: Stream
         context.close()
 
 
-@pytest.mark.parametrize(("scheme", "lang"), [("light", "zh"), ("dark", "en")])
+@pytest.mark.parametrize(("scheme", "lang"), [("light", "zh")])  # test_accessibility audits /run dark in English
 def test_axe_on_an_explained_run(browser: Browser, app_server: StreamlitServer, scheme: str, lang: str,
                                  tmp_path: Path) -> None:
     """The page with its table, causes, pictures and findings (a resume with a planted accumulation: every
