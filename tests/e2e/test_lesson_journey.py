@@ -140,7 +140,8 @@ def stored_progress(page: Page):
     return from_code(code) if code else None
 
 
-@pytest.mark.parametrize("width", [1280, 420])
+@pytest.mark.parametrize("width", [420])  # a phone, the harder screen (menu over the page, narrow figures); the
+# lessons at 1280 px are walked by test_tripped, the journey of test_journey_import and the presenter test
 def test_a_student_through_lessons_1_to_3_and_the_self_check(page: Page, app_server, width: int) -> None:
     trouble = Trouble(page)
     set_size(page, width)
