@@ -195,7 +195,7 @@ def test_screenshots(browser: Browser, server_url: str, screenshot_dir: Path, la
         page.context.close()
 
 
-@pytest.mark.parametrize("lang, scheme", [("zh", "light"), ("en", "dark")])
+@pytest.mark.parametrize("lang, scheme", [("en", "dark")])  # Chinese in the light scheme: test_presenter
 def test_presenter_mode_fills_a_projector(browser: Browser, server_url: str, screenshot_dir: Path, lang: str,
                                           scheme: str):
     query = "presenter=true&frame=8" + ("&lang=en" if lang == "en" else "")

@@ -93,7 +93,7 @@ def fresh_server() -> Iterator[StreamlitServer]:
     yield from start_server()
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("lang", ["zh"])
 def test_a_paste_on_a_cold_config_link_is_applied_and_kept(browser: Browser, fresh_server: StreamlitServer,
                                                            lang: str) -> None:
     context = browser.new_context(viewport={"width": 1280, "height": 900})

@@ -30,7 +30,7 @@ COURSE = presets()["course_default"]
 
 
 # each boundary once, the two languages taking turns (the AppTest in tests/test_fields.py checks every message in both)
-@pytest.mark.parametrize("typed, lang", [("0", "zh"), ("-5", "en"), ("1000000000000", "zh")])
+@pytest.mark.parametrize("typed, lang", [("-5", "en"), ("1000000000000", "zh")])
 def test_a_refused_exact_value_is_said_next_to_the_field(page: Page, app_server: StreamlitServer,
                                                          screenshot_dir: Path, lang: str, typed: str) -> None:
     """Typed, Enter: the field shows the value kept (not the red "Press Enter to apply"), and right under it, in
@@ -97,7 +97,7 @@ def test_schedule_has_no_gap_and_its_horizon_label_keeps_clear(page: Page, app_s
     page.get_by_test_id("stMain").screenshot(path=str(screenshot_dir / f"issue16-schedule-{width}-{lang}.png"))
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("lang", ["zh"])
 def test_compare_results_come_first_on_a_phone(page: Page, app_server: StreamlitServer, screenshot_dir: Path,
                                                lang: str) -> None:
     page.set_viewport_size({"width": 420, "height": 900})

@@ -79,7 +79,9 @@ class Learner:
         wait_for_app_run(self.page)
 
 
-@pytest.mark.parametrize(("width", "first", "then"), [(1280, "zh", "en"), (420, "en", "zh")])
+# 1280 px, Chinese then English (the phone's menu closing on a page change: test_between_pages; the 420 px journey,
+# English then Chinese, was a minute of the suite's 15 for the same pages)
+@pytest.mark.parametrize(("width", "first", "then"), [(1280, "zh", "en")])
 def test_a_learner_imports_a_yaml_and_visits_every_page(page: Page, app_server: StreamlitServer, width: int,
                                                        first: str, then: str) -> None:
     learner = Learner(page, app_server, width)

@@ -166,7 +166,7 @@ def test_click_the_accumulation_in_the_arithmetic_and_change_it(context: Browser
     expect_no_exception(page)
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("lang", ["zh"])  # both themes; English words in the figures: the k-label test, AppTest
 def test_one_screen_and_every_word_in_the_figures_in_both_themes(context: BrowserContext, app_server: StreamlitServer,
                                                         lang: str, screenshot_dir: Path) -> None:
     page = context.new_page()

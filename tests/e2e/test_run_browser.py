@@ -69,7 +69,7 @@ def upload(page: Page, paths: list[Path]) -> None:
     wait_for_app_run(page, timeout=EXPLAINED_MS)
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("lang", ["zh"])
 def test_a_zip_of_the_output_folder_agrees_on_every_field(browser: Browser, app_server: StreamlitServer,
                                                           lang: str, tmp_path: Path) -> None:
     archive = run_zip("resume_changed_batch", tmp_path / "resume_changed_batch.zip")
@@ -92,7 +92,7 @@ def test_a_zip_of_the_output_folder_agrees_on_every_field(browser: Browser, app_
         context.close()
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("lang", ["en"])  # one language each: the zip in Chinese, loose files in English
 def test_loose_files_and_a_planted_difference(browser: Browser, app_server: StreamlitServer, lang: str,
                                              tmp_path: Path) -> None:
     folder = tmp_path / "course"
