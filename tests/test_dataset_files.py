@@ -33,10 +33,8 @@ VALUES = st.one_of(st.sampled_from(["a b", "", "世界", "42"]), st.none(), st.i
 
 
 @pytest.fixture(scope="module")
-def oracle():
-    worker = Oracle()
-    yield worker
-    worker.close()
+def oracle(llamafactory_oracle):
+    return llamafactory_oracle
 
 
 def _plain(rows: list) -> list:

@@ -30,10 +30,8 @@ SETTINGS = settings(max_examples=CASES, deadline=None, derandomize=not os.enviro
 
 
 @pytest.fixture(scope="module")
-def oracle():
-    worker = Oracle()
-    yield worker
-    worker.close()
+def oracle(llamafactory_oracle):
+    return llamafactory_oracle
 
 
 @pytest.fixture(scope="module")

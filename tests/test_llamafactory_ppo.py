@@ -30,10 +30,8 @@ num_train_epochs: 1.0
 
 
 @pytest.fixture(scope="module")
-def oracle():
-    worker = Oracle()
-    yield worker
-    worker.close()
+def oracle(llamafactory_oracle):
+    return llamafactory_oracle
 
 
 def test_the_ppo_trainer_refuses_as_steplab_says(oracle: Oracle) -> None:

@@ -35,12 +35,8 @@ CI = settings(derandomize=True, deadline=None, database=None, print_blob=True,
 
 
 @pytest.fixture(scope="module")
-def oracle():
-    from tests.llamafactory_env import Oracle  # skips when LLaMA-Factory's environment cannot be built
-
-    worker = Oracle()
-    yield worker
-    worker.close()
+def oracle(llamafactory_oracle):
+    return llamafactory_oracle
 
 
 @pytest.fixture(scope="module")
