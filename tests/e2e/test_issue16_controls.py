@@ -75,7 +75,7 @@ HORIZON = """() => {
 }"""
 
 
-@pytest.mark.parametrize("width, lang", [(1280, "zh"), (420, "en")])
+@pytest.mark.parametrize("width, lang", [(420, "en")])  # the narrow screen, where the label crowds
 def test_schedule_has_no_gap_and_its_horizon_label_keeps_clear(page: Page, app_server: StreamlitServer,
                                                                screenshot_dir: Path, lang: str, width: int) -> None:
     plan = make_plan(COURSE.setup())
