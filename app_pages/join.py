@@ -11,7 +11,7 @@ from steplab.i18n import sentences, t
 from steplab_ui import classroom_view as view
 from steplab_ui import seat as seats
 from steplab_ui.page import page
-from steplab_ui.quiz_view import get_progress
+from steplab_ui.progress import get_progress
 
 SEEN = "join_seen"  # (poll id, revealed) of the question this page drew; the watcher reruns the page when it moves
 PROBLEM = "join_problem"

@@ -4,7 +4,7 @@ import streamlit as st
 
 from steplab.i18n import t
 from steplab.teaching.lessons import LessonError, load_lessons
-from steplab_ui import lesson_view, quiz_view
+from steplab_ui import lesson_view, progress, quiz_view
 from steplab_ui.page import page
 
 context = page(None)  # the first row holds the lesson chooser (beside the presenter switch); the lesson writes its title
@@ -57,4 +57,4 @@ else:
     lesson_view.glossary(lang)
     with st.expander(t(lang, "lesson.progress"), icon=":material/bookmark:"):
         quiz_view.render_progress(lang, key="lesson_progress")
-quiz_view.keep_progress(lang)  # last: a check finished in this run is in the code this browser keeps
+progress.keep_progress(lang)  # last: a check finished in this run is in the code this browser keeps

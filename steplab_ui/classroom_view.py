@@ -19,7 +19,6 @@ from typing import Any
 import plotly.graph_objects as go
 import segno
 import streamlit as st
-from sqlalchemy.exc import SQLAlchemyError
 
 from steplab.classroom import localtime, polls, spread
 from steplab.classroom.polls import Poll
@@ -28,6 +27,7 @@ from steplab.classroom.store import ClassError, Store, Tally
 from steplab.i18n import fmt_number, t, whole
 from steplab.teaching.explain import Line
 from steplab_ui import layout
+from steplab_ui.class_database import DATABASE_ERRORS, open_store
 from steplab_ui.layout import COLOURS
 from steplab_ui.presenter import figure_layout
 
@@ -35,15 +35,8 @@ REFRESH_SECONDS = 2  # how often the projector and a student's page read the cur
 TABLE_REFRESH_SECONDS = 10  # how often the instructor's class table is read again
 VERDICT_COLOURS = {"open": COLOURS["micro_batch"], "right": COLOURS["epoch"], "trap": COLOURS["update"],
                    "other": COLOURS["sample"]}
-DATABASE_ERRORS = (SQLAlchemyError, OSError)
 MAX_EXPLAINED = 8  # the reveal explains this many of the room's wrong answers, the most frequent; one line counts the rest
 LOG = logging.getLogger(__name__)
-
-
-@st.cache_resource(show_spinner=False)
-def open_store() -> Store:
-    """The class database of this process (opened once, shared by every session); raises `DATABASE_ERRORS`."""
-    return Store()
 
 
 def store(lang: str) -> Store | None:

@@ -101,7 +101,7 @@ def _text(block: Block) -> Text:
 def check(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
     """The end-of-lesson self-check: questions from the bank for this lesson, fresh numbers per session."""
     from steplab.teaching import quiz
-    from steplab_ui import quiz_view
+    from steplab_ui import progress, quiz_view
 
     st.subheader(t(lang, "lesson.self_check"))
     specs = [spec for spec in quiz.load_bank() if spec.lesson == lesson.number][: block.data.get("count", 3)]
@@ -109,7 +109,7 @@ def check(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = F
     results = [quiz_view.render_question(quiz.generate(spec, seed + index), lang, key=f"{key}_q{index}")
                for index, spec in enumerate(specs)]
     if results and all(feedback is not None and feedback.correct for feedback in results):
-        quiz_view.mark_lesson_done(lesson.number)
+        progress.mark_lesson_done(lesson.number)
         st.success(t(lang, "lesson.done"), icon=":material/verified:")
 
 

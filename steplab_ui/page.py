@@ -11,7 +11,7 @@ from streamlit.delta_generator import DeltaGenerator
 from steplab.errors import SetupError
 from steplab.trainer.plan import Plan
 from steplab.trainer.setup import TrainingSetup
-from steplab_ui import layout, presenter, seat, state
+from steplab_ui import layout, presenter, progress, seat, state
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,7 +46,5 @@ def page(name: str | None) -> PageContext:
         layout.header(lang, name, heading, intro=not on)
     state.show_url_notices(lang, shared.notices)
     if (restored := seat.keep(lang)) is not None:  # a class seat taken back from the address: its progress too
-        from steplab_ui import quiz_view
-
-        quiz_view.restore_from_class(restored)
+        progress.restore_from_class(restored)
     return PageContext(lang, shared.setup, shared.error, on, heading)

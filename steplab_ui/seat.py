@@ -53,15 +53,17 @@ def keep(lang: str) -> Progress | None:
     wanted = st.query_params.get(SEAT_PARAM)
     if not wanted:
         return None
-    from steplab_ui import classroom_view  # the database and its driver: only for a student in a class
+    from steplab_ui import (
+        class_database as database,  # the database and its driver: only for a student in a class
+    )
 
     try:
-        seat = classroom_view.open_store().seat(wanted)
+        seat = database.open_store().seat(wanted)
     except ClassError as error:
         leave()
         st.warning(error.message(lang), icon=":material/event_busy:")
         return None
-    except classroom_view.DATABASE_ERRORS:
+    except database.DATABASE_ERRORS:
         return None
     stored = seat.progress or Progress()
     take(wanted, reported=stored)
@@ -78,13 +80,13 @@ def report_progress(progress: Progress) -> None:
     payload = progress.to_dict()
     if not held or st.session_state.get(REPORTED_KEY) == payload:
         return
-    from steplab_ui import classroom_view
+    from steplab_ui import class_database as database
 
     try:
-        classroom_view.open_store().report_progress(held, progress)
+        database.open_store().report_progress(held, progress)
     except ClassError:
         leave()
         return
-    except classroom_view.DATABASE_ERRORS:
+    except database.DATABASE_ERRORS:
         return
     st.session_state[REPORTED_KEY] = payload
