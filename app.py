@@ -3,7 +3,7 @@
 import streamlit as st
 
 from steplab.i18n import normalise_language
-from steplab_ui import browser, heap, layout, navigation, state
+from steplab_ui.shell import browser, heap, layout, navigation, state
 
 st.set_page_config(page_title="StepLab", page_icon=layout.FAVICON, layout="wide")
 page = navigation.register(normalise_language(st.session_state.get("lang") or st.query_params.get("lang")))

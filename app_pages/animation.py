@@ -1,13 +1,12 @@
 """Accumulation animation: micro-batches pile up in a bucket until one optimizer.step(), frame by frame.
 
-Playback is the pure `steplab_ui.player.Player`: loaded from the session state, moved by callbacks and by the
+Playback is the pure `steplab_ui.widgets.player.Player`: loaded from the session state, moved by callbacks and by the
 ticks of a `run_every` fragment (the only part redrawn per tick), stored back. The `frame` slider shows the
 position and is bound to the URL (?frame=), so a link can stop at any frame.
 """
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 
 import streamlit as st
 
@@ -15,11 +14,12 @@ from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import t
 from steplab.simulation.narration import totals
 from steplab.simulation.timeline import Timeline, build_timeline
-from steplab_ui import animation_view as view
-from steplab_ui import layout, state
-from steplab_ui.animation_html import export_html
-from steplab_ui.page import page
-from steplab_ui.player import SPEEDS, Player, url_frame_ok
+from steplab_ui.shell import layout, state
+from steplab_ui.shell.page import page
+from steplab_ui.views import animation as view
+from steplab_ui.widgets import animation_frames as frames
+from steplab_ui.widgets.animation_html import export_html
+from steplab_ui.widgets.player import SPEEDS, Player, url_frame_ok
 
 FRAME = "frame"  # the scrubber: 1-based window position, bound to ?frame=
 SPEED = "anim_speed"  # the speed control (read into the player, never written)
@@ -30,15 +30,13 @@ STORED = {"position": "_anim_position", "playing": "anim_playing", "hold": "_ani
 
 def load() -> Player:
     """The player as the session state holds it (no position until a first run has read ?frame=)."""
-    stored = {field: value for field, key in STORED.items() if (value := st.session_state.get(key)) is not None}
-    return Player(**stored | {"echoes": tuple(stored.get("echoes", ()))}, speed=st.session_state.get(SPEED, 1.0))
+    return Player.stored(st.session_state, STORED, speed=st.session_state.get(SPEED, 1.0))
 
 
 def apply(transition: Callable[..., Player], *args: object) -> Player:
     """One pure transition of the stored player, stored back (the position only once known) and returned."""
     player = transition(load(), *args)
-    st.session_state.update({STORED[field]: value for field, value in asdict(player).items()
-                             if field in STORED and value is not None})
+    st.session_state.update(player.storing(STORED))
     return player
 
 
@@ -77,16 +75,16 @@ def player_view(timeline: Timeline, lang: str, presenter: bool) -> None:
     current = player.at(count)
     with buttons:
         controls(timeline, lang, player)
-    caption, skipped, story = view.frame_texts(timeline, current - 1, lang)
+    caption, skipped, story = frames.frame_texts(timeline, current - 1, lang)
     st.caption(caption)
-    layout.chart(view.player_figure(timeline, current - 1, lang, presenter), "anim_figure", story)
+    layout.chart(frames.player_figure(timeline, current - 1, lang, presenter), "anim_figure", story)
     with st.container(border=True, key="anim_narration"):
         if skipped is not None:
             st.markdown(skipped)
         st.markdown(story)
         if current == count and not player.playing:
             st.caption(t(lang, "anim.end"))
-    for row in view.counter_rows(timeline.frames[current - 1], timeline, lang, 6 if presenter else 3):
+    for row in frames.counter_rows(timeline.frames[current - 1], timeline, lang, 6 if presenter else 3):
         for column, (label, value, help_text) in zip(st.columns(6 if presenter else 3), row, strict=False):
             column.metric(label, value, help=help_text, border=True)
     if st.session_state.get(TICKING) != player.interval:

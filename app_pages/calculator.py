@@ -3,8 +3,8 @@
 import streamlit as st
 
 from steplab.i18n import t
-from steplab_ui import calculator_view as view
-from steplab_ui.page import page
+from steplab_ui.shell.page import page
+from steplab_ui.views import calculator as view
 
 context = page("calculator")
 lang = context.lang

@@ -11,8 +11,8 @@ from steplab.classroom import links, polls
 from steplab.classroom.polls import MAX_SEED, Poll, PollError
 from steplab.classroom.store import CLASS_LIFETIME, CODE_LIFETIME, ClassError, roster_cells, roster_csv
 from steplab.i18n import fmt_int, sentences, t
-from steplab_ui import classroom_view as view
-from steplab_ui.page import page
+from steplab_ui.shell.page import page
+from steplab_ui.views import classroom as view
 
 HOST = "host"  # the URL parameter holding the instructor's token
 HOSTED = "room_host"  # the same token in the session: a page change through the menu starts from a bare address

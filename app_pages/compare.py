@@ -9,8 +9,9 @@ from steplab.teaching.presets import presets
 from steplab.trainer.fields import FIELDS
 from steplab.trainer.plan import make_plan
 from steplab.trainer.profiles import PROFILES
-from steplab_ui import compare_view, state
-from steplab_ui.page import page
+from steplab_ui.shell import state
+from steplab_ui.shell.page import page
+from steplab_ui.views import compare as compare_view
 
 CHAPTER = ("course_default", "course_batch2_acc8", "course_batch2_acc16")
 CURRENT = "__current__"

@@ -15,8 +15,9 @@ from steplab.io.safe_yaml import MAX_BYTES, ConfigError, check_size
 from steplab.trainer.fields import FIELDS
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import TrainingSetup, setup_from_mapping
-from steplab_ui import browser, funnel_view, layout, state
-from steplab_ui.page import page
+from steplab_ui.shell import browser, layout, state
+from steplab_ui.shell.page import page
+from steplab_ui.views import funnel as funnel_view
 
 context = page("config")
 setup, error, lang = context.setup, context.error, context.lang

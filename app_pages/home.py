@@ -4,8 +4,8 @@ import streamlit as st
 
 from steplab.i18n import fmt_int, t
 from steplab.trainer.profiles import PROFILES
-from steplab_ui import layout, navigation
-from steplab_ui.page import page
+from steplab_ui.shell import layout, navigation
+from steplab_ui.shell.page import page
 
 context = page("home")
 lang = context.lang

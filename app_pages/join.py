@@ -1,6 +1,6 @@
 """Join a class, the student's side: the join code and an optional nickname, then the instructor's current
 question, an answer, and after the reveal the feedback and the room's spread (never another student's answer or
-name). The seat is in every page's address (`?seat=<token>`, `steplab_ui.seat`) and in the database, so it outlives
+name). The seat is in every page's address (`?seat=<token>`, `steplab_ui.shell.seat`) and in the database, so it outlives
 a server restart; lessons and checks finished meanwhile reach the class."""
 
 import streamlit as st
@@ -8,10 +8,10 @@ import streamlit as st
 from steplab.classroom import polls
 from steplab.classroom.store import MAX_CODE_INPUT_CHARS, MAX_NICKNAME_CHARS, ClassError, Seat
 from steplab.i18n import sentences, t
-from steplab_ui import classroom_view as view
-from steplab_ui import seat as seats
-from steplab_ui.page import page
-from steplab_ui.progress import get_progress
+from steplab_ui.shell import seat as seats
+from steplab_ui.shell.page import page
+from steplab_ui.shell.progress import get_progress
+from steplab_ui.views import classroom as view
 
 SEEN = "join_seen"  # (poll id, revealed) of the question this page drew; the watcher reruns the page when it moves
 PROBLEM = "join_problem"

@@ -1,7 +1,7 @@
 """Torch labs A–D: accumulation equals one big batch (and when it does not), more epochs can hurt, memory.
 
 Reads the inputs, runs the labs (each lab view's `run_*`, cached) and draws what the lab views of
-`steplab_ui.labs` (one per lab) build from the results; torch is imported only inside functions, never at import
+`steplab_ui.views.labs` (one per lab) build from the results; torch is imported only inside functions, never at import
 time. `?lab=b` opens lab B's tab; only the open tab's lab is computed (the tabs rerun the page when another is
 chosen).
 """
@@ -11,12 +11,12 @@ from __future__ import annotations
 import streamlit as st
 
 from steplab.i18n import t
-from steplab_ui.labs import accumulation as accumulation_view
-from steplab_ui.labs import memory as memory_view
-from steplab_ui.labs import overfitting as overfitting_view
-from steplab_ui.labs import parts
-from steplab_ui.labs import token_weighting as token_view
-from steplab_ui.page import page
+from steplab_ui.shell.page import page
+from steplab_ui.views.labs import accumulation as accumulation_view
+from steplab_ui.views.labs import memory as memory_view
+from steplab_ui.views.labs import overfitting as overfitting_view
+from steplab_ui.views.labs import parts
+from steplab_ui.views.labs import token_weighting as token_view
 
 context = page("labs")
 lang = context.lang

@@ -4,8 +4,10 @@ import streamlit as st
 
 from steplab.i18n import t
 from steplab.teaching.lessons import LessonError, load_lessons
-from steplab_ui import lesson_view, progress, quiz_view
-from steplab_ui.page import page
+from steplab_ui.shell import progress
+from steplab_ui.shell.page import page
+from steplab_ui.views import lesson as lesson_view
+from steplab_ui.views import quiz as quiz_view
 
 context = page(None)  # the first row holds the lesson chooser (beside the presenter switch); the lesson writes its title
 lang, presenter = context.lang, context.presenter

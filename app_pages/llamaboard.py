@@ -12,8 +12,9 @@ from steplab.io.llamaboard import BoardField, LlamaBoardError, board, board_run,
 from steplab.trainer.fields import FIELDS
 from steplab.trainer.plan import make_plan
 from steplab.trainer.query import to_query
-from steplab_ui import calculator_view, layout, state
-from steplab_ui.page import page
+from steplab_ui.shell import layout, state
+from steplab_ui.shell.page import page
+from steplab_ui.views import calculator as calculator_view
 
 context = page("llamaboard")
 lang = context.lang

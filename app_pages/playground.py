@@ -9,7 +9,7 @@ the console shows the lines printed up to update k, its bar at k of the run's up
 shows once update k is done; a fresh page, `?step=1` and Reset all stand at update 1). Everything that shows step
 k is one fragment (`linked`) that ticks while Play runs the simulated console (`steplab.simulation.run_log`): step k
 follows the run on every view, tick by tick, only forward, and Pause leaves it where the run stopped. Playback is
-the animation's pure `steplab_ui.player.Player`: step k is its position, a tick `Player.run_for` (the run moves by
+the animation's pure `steplab_ui.widgets.player.Player`: step k is its position, a tick `Player.run_for` (the run moves by
 the clock at the chosen speed), the buttons its transitions.
 
 While the run plays, the step control shows k but does not take it (drawn disabled, under keys of its own): the
@@ -27,10 +27,10 @@ import streamlit as st
 from steplab.i18n import fmt_float, fmt_int, t
 from steplab.simulation.run_log import RunLog, measured_seconds_per_step
 from steplab.teaching.measurements import measurements
-from steplab_ui import layout, state
-from steplab_ui import playground_view as view
-from steplab_ui.page import page
-from steplab_ui.player import RUN_SPEEDS, Player, url_frame_ok
+from steplab_ui.shell import layout, state
+from steplab_ui.shell.page import page
+from steplab_ui.views import playground as view
+from steplab_ui.widgets.player import RUN_SPEEDS, Player, url_frame_ok
 
 SLIDER, EXACT = "pg_step_slider", "pg_step_exact"  # the step control while paused: it takes k
 SHOWN = {SLIDER: "pg_step_slider_playing", EXACT: "pg_step_exact_playing"}  # while playing: it only shows k

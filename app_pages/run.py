@@ -4,8 +4,8 @@ plan, and why they differ."""
 import streamlit as st
 
 from steplab.i18n import t
-from steplab_ui import run_view as view
-from steplab_ui.page import page
+from steplab_ui.shell.page import page
+from steplab_ui.views import run as view
 
 context = page("run")
 lang = context.lang

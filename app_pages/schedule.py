@@ -4,9 +4,10 @@ import streamlit as st
 
 from steplab.i18n import t
 from steplab.simulation import lr_curve
-from steplab_ui import layout, schedule_chart
-from steplab_ui import schedule_view as view
-from steplab_ui.page import page
+from steplab_ui.shell import layout
+from steplab_ui.shell.page import page
+from steplab_ui.views import schedule as view
+from steplab_ui.widgets import schedule_chart
 
 context = page("schedule")
 lang, presenter = context.lang, context.presenter

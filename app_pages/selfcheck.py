@@ -10,9 +10,9 @@ import streamlit as st
 from steplab.i18n import t
 from steplab.teaching import quiz
 from steplab.teaching.lessons import lesson_numbers
-from steplab_ui.page import page
-from steplab_ui.progress import get_progress, keep_progress
-from steplab_ui.quiz_view import render_progress, render_question
+from steplab_ui.shell.page import page
+from steplab_ui.shell.progress import get_progress, keep_progress
+from steplab_ui.views.quiz import render_progress, render_question
 
 CURRENT = "selfcheck_current"  # (question id, seed) of the question on screen
 QUESTION = "question"  # the URL parameter holding the question on screen (`Question.token`)

@@ -118,8 +118,8 @@ def engine_figures() -> None:
     from steplab.simulation.timeline import build_timeline
     from steplab.trainer.plan import make_plan
     from steplab.trainer.setup import setup_from_mapping
-    from steplab_ui import animation_view
-    from steplab_ui.animation_html import export_html
+    from steplab_ui.widgets import animation_frames as animation_view
+    from steplab_ui.widgets.animation_html import export_html
 
     print("engine and drawing (no script runner)")
     for name, params in SETUPS.items():

@@ -4,7 +4,7 @@ the same page with one small plotly figure.
 The script starts `streamlit run serve.py` (the app as deployed) and `streamlit run benchmarks/empty_page.py` (one
 line of text: what any Streamlit page costs a new session: the frontend's start, the websocket, one script run;
 with `?figure=1` one plotly figure too: Streamlit loads and runs its plotly bundle, about 4.7 MB, only for a page
-that draws one). For each page of `steplab_ui.navigation.PAGES` it counts the plotly figures the page draws (once,
+that draws one). For each page of `steplab_ui.shell.navigation.PAGES` it counts the plotly figures the page draws (once,
 untimed), then opens it `--repeat` times, each in a new browser context (a new visitor, nothing cached), and times
 from `goto` to the page idle with its title and every figure drawn (Streamlit's own
 `data-test-script-state='notRunning'`, a figure's SVG; no fixed settle time), and to the sidebar drawn (none of
@@ -47,8 +47,8 @@ from load import Server  # noqa: E402
 from steplab.i18n import fmt_int, t  # noqa: E402
 from steplab.teaching.presets import presets  # noqa: E402
 from steplab.trainer.plan import make_plan  # noqa: E402
-from steplab_ui.browser import READY, RECORD_SIDEBAR_DRAWN  # noqa: E402
-from steplab_ui.navigation import PAGES  # noqa: E402
+from steplab_ui.shell.browser import READY, RECORD_SIDEBAR_DRAWN  # noqa: E402
+from steplab_ui.shell.navigation import PAGES  # noqa: E402
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]

@@ -17,6 +17,8 @@ confirmed, but not in the database afterwards: must be 0), answers refused, the 
 last confirmed answer -> the projector shows "N of N"), the servers' peak RSS and CPU.
 
 Run: python benchmarks/class_load.py [--students 60] [--replicas 2] [--window 10] [--database-url URL]
+     python benchmarks/class_load.py --baseline /path/to/older/worktree [--rounds 2]: the same class on both apps,
+     alternating, and the figures side by side with their ratios.
 Target (issue 15): 60 students in one class answer within 10 s with 2 replicas: 0 answers lost.
 """
 
@@ -50,7 +52,7 @@ from steplab.classroom.store import Store  # noqa: E402
 from steplab.i18n import fmt_int, t  # noqa: E402
 from steplab.teaching.presets import presets  # noqa: E402
 from steplab.trainer.plan import make_plan  # noqa: E402
-from steplab_ui.browser import READY  # noqa: E402
+from steplab_ui.shell.browser import READY  # noqa: E402
 
 LANG = "en"
 SETUP = presets()["course_default"].setup()
@@ -73,7 +75,7 @@ class Tab:
     exceptions: int = 0
     fragments: dict[str, float] = field(default_factory=dict)  # fragment id -> interval (auto_rerun)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
-    past_sidebar: bool = False  # the sidebar-first button was pressed (`steplab_ui.browser.sidebar_first`)
+    past_sidebar: bool = False  # the sidebar-first button was pressed (`steplab_ui.shell.browser.sidebar_first`)
 
     async def open(self) -> None:
         self.ws = await connect(f"ws://127.0.0.1:{self.port}/_stcore/stream", subprotocols=["streamlit"],
@@ -240,27 +242,20 @@ async def lesson(ports: list[int], students: int, window: float, timeout: float,
     return {"host": host, "results": results, "seconds": last_answer - began, "delay": delay, "shown": shown}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--students", type=int, default=60)
-    parser.add_argument("--replicas", type=int, default=2)
-    parser.add_argument("--window", type=float, default=10.0, help="seconds in which every student answers")
-    parser.add_argument("--timeout", type=float, default=60.0)
-    parser.add_argument("--database-url", default="", help="default: a fresh SQLite file shared by the replicas")
-    parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args()
-
+def run_class(root: Path, args: argparse.Namespace) -> dict[str, float]:
+    """One class on the app of checkout `root` (a fresh database); prints what happened and returns the figures."""
     folder = tempfile.mkdtemp(prefix="steplab-class-load-")
     url = args.database_url or f"sqlite:///{folder}/class.db"
     os.environ["STEPLAB_DATABASE_URL"] = url
     os.environ["STEPLAB_DATA_DIR"] = folder
+    os.environ["PYTHONPATH"] = str(root)  # the replicas import that checkout's steplab
     servers: list[Server] = []
     sampler = None
     try:
-        servers.extend(Server() for _ in range(max(1, args.replicas)))
+        servers.extend(Server(root=root) for _ in range(max(1, args.replicas)))
         sampler = RssSampler([server.process.pid for server in servers])
         sampler.start()
-        print(f"{len(servers)} replica(s) on ports {[s.port for s in servers]}, database {Store(url).url}; "
+        print(f"{root}: {len(servers)} replica(s) on ports {[s.port for s in servers]}, database {Store(url).url}; "
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
         cpu_before = sampler.cpu_seconds()
         outcome = asyncio.run(lesson([s.port for s in servers], args.students, args.window, args.timeout, args.seed))
@@ -278,15 +273,43 @@ def main() -> None:
     in_db = sorted(int(value) for value in live.tally.values)
     lost = len(results.sent) - sum(1 for name in results.sent if stored.get(name) == 1)
     trips = [s * 1000 for s in results.round_trips]
-    print(f"students {args.students}, answers confirmed {len(results.sent)}, in the database {len(in_db)}, "
+    print(f"  students {args.students}, answers confirmed {len(results.sent)}, in the database {len(in_db)}, "
           f"lost {lost}, values match {sorted(results.sent.values()) == in_db}, errors {results.errors or 0}")
-    print(f"answer round trip (Send -> 'your answer is in'): p50 {percentile(trips, 50):.0f} ms, "
+    print(f"  answer round trip (Send -> 'your answer is in'): p50 {percentile(trips, 50):.0f} ms, "
           f"p95 {percentile(trips, 95):.0f} ms, max {max(trips, default=float('nan')):.0f} ms; "
           f"all answers within {outcome['seconds']:.1f} s (window {args.window:.0f} s)")
-    print(f"projector: showed '{outcome['shown']}' {outcome['delay'] * 1000:.0f} ms after the last confirmed answer "
+    print(f"  projector: showed '{outcome['shown']}' {outcome['delay'] * 1000:.0f} ms after the last confirmed answer "
           f"(it refreshes every 2 s)")
-    print(f"servers: peak RSS {sampler.peak / 2**20:.0f} MiB in all, CPU {cpu:.1f} s; median round trip "
-          f"{statistics.median(trips) if trips else float('nan'):.0f} ms")
+    print(f"  servers: peak RSS {sampler.peak / 2**20:.0f} MiB in all, CPU {cpu:.1f} s")
+    return {"lost": lost, "p50 ms": percentile(trips, 50), "p95 ms": percentile(trips, 95),
+            "projector ms": outcome["delay"] * 1000, "server CPU s": cpu, "peak RSS MiB": sampler.peak / 2**20}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=60)
+    parser.add_argument("--replicas", type=int, default=2)
+    parser.add_argument("--window", type=float, default=10.0, help="seconds in which every student answers")
+    parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--database-url", default="", help="default: a fresh SQLite file shared by the replicas")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--baseline", type=Path, help="another checkout (an older commit's worktree): the same class "
+                        "on its app, side by side")
+    parser.add_argument("--rounds", type=int, default=1, help="with --baseline: classes on each, alternating")
+    args = parser.parse_args()
+    if args.baseline is None:
+        run_class(ROOT, args)
+        return
+    figures: dict[Path, list[dict[str, float]]] = {ROOT: [], args.baseline.resolve(): []}
+    for _ in range(args.rounds):
+        for root in figures:
+            figures[root].append(run_class(root, args))
+    this, baseline = ([statistics.median(run[name] for run in runs) for name in runs[0]] for runs in figures.values())
+    print(f"side by side, median of {args.rounds} class(es) each: this {ROOT}, baseline {args.baseline}")
+    print(f"  {'':<14} {'this':>9} {'baseline':>9} {'ratio':>6}")
+    for name, now, before in zip(figures[ROOT][0], this, baseline, strict=True):
+        ratio = f"{now / before:6.2f}" if before else "     -"
+        print(f"  {name:<14} {now:9.1f} {before:9.1f} {ratio}")
 
 
 if __name__ == "__main__":

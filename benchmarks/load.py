@@ -54,7 +54,7 @@ sys.path.insert(0, str(ROOT))
 from steplab.i18n import fmt_int, t  # noqa: E402
 from steplab.trainer.plan import make_plan  # noqa: E402
 from steplab.trainer.setup import setup_from_mapping  # noqa: E402
-from steplab_ui.browser import READY  # noqa: E402
+from steplab_ui.shell.browser import READY  # noqa: E402
 
 PAGE = "calculator"
 LANG = "en"

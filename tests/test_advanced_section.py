@@ -1,4 +1,4 @@
-"""The sidebar's advanced section draws its controls only while it is open (steplab_ui/state.py `_advanced`); its
+"""The sidebar's advanced section draws its controls only while it is open (steplab_ui/shell/state.py `_advanced`); its
 fields keep their values, in the setup and the URL, open or closed."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 from test_app import run as run_page
 
 from steplab.teaching.presets import presets
-from steplab_ui.state import ADVANCED_KEYS, ADVANCED_OPEN, control_key, control_value
+from steplab_ui.shell.state import ADVANCED_KEYS, ADVANCED_OPEN, control_key, control_value
 
 
 def run(advanced: bool = False, **params: str) -> AppTest:

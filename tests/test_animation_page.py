@@ -20,9 +20,10 @@ from steplab.i18n import catalogue, fmt_int, fmt_lr
 from steplab.simulation.timeline import build_timeline
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
-from steplab_ui import animation_view, browser, layout, presenter
-from steplab_ui.animation_html import animation_figure, export_html
-from steplab_ui.layout import COLOURS
+from steplab_ui.shell import browser, layout, presenter
+from steplab_ui.shell.layout import COLOURS
+from steplab_ui.widgets import animation_frames as animation_view
+from steplab_ui.widgets.animation_html import animation_figure, export_html
 
 PAGE = "app_pages/animation.py"
 COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
@@ -255,7 +256,7 @@ def test_html_export_has_every_frame_play_pause_and_a_slider():
     assert "<title>StepLab · 梯度累积动画</title>" in page
     assert "24 个小批次" in page
     # plotly.js is inside once (gzip-compressed, the browser unpacks it): the file works offline
-    from steplab_ui.animation_html import PLOTLY_JS
+    from steplab_ui.widgets.animation_html import PLOTLY_JS
 
     packed = re.search(r'<script type="application/octet-stream" id="steplab-plotly-gz">([^<]+)</script>', page)
     assert packed and base64.b64decode(packed.group(1)) == PLOTLY_JS.read_bytes()

@@ -13,7 +13,7 @@ from steplab.i18n import catalogue, fmt_int, t
 from steplab.teaching.presets import presets
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
-from steplab_ui.navigation import FIGURE_PAGES, PAGES
+from steplab_ui.shell.navigation import FIGURE_PAGES, PAGES
 
 PAGE_FILES = [path for _, path, _, _ in PAGES]
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,8 +32,8 @@ def run(path: str, session: dict[str, object] | None = None, **params: str) -> A
 
 
 def consoles(at: AppTest) -> list[str]:
-    """The text of each console block on the page (`steplab_ui.layout.console_text`), as the browser shows it."""
-    from steplab_ui.layout import CONSOLE_CLASS
+    """The text of each console block on the page (`steplab_ui.shell.layout.console_text`), as the browser shows it."""
+    from steplab_ui.shell.layout import CONSOLE_CLASS
 
     pattern = re.compile(rf"<pre class='{CONSOLE_CLASS}'>(.*)</pre>", re.DOTALL)
     return ["\n".join(html.unescape(line) for line in re.findall("<span>(.*?)</span>", found.group(1)))
@@ -41,8 +41,8 @@ def consoles(at: AppTest) -> list[str]:
 
 
 def first_button(at: AppTest):
-    """The page's own first button (every page starts with the presenter switch, `steplab_ui.presenter.SWITCH`)."""
-    from steplab_ui.presenter import SWITCH
+    """The page's own first button (every page starts with the presenter switch, `steplab_ui.shell.presenter.SWITCH`)."""
+    from steplab_ui.shell.presenter import SWITCH
 
     return next(button for button in at.button if button.key != SWITCH)
 
@@ -101,7 +101,7 @@ def test_calculator_log_block_is_what_the_trainer_prints(lang):
 
 def test_console_text_is_escaped():
     def page() -> None:
-        from steplab_ui import layout
+        from steplab_ui.shell import layout
 
         layout.console_text("<script>alert(1)</script>\n  a & b")
 

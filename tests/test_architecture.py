@@ -2,9 +2,9 @@
 
 Read from the code's own `import` statements (module level and inside functions alike: a lazy import is still an
 arrow; only `if TYPE_CHECKING:` blocks, which never run, are left out). A room is a folder of `steplab/`
-(`steplab.trainer`, ...), one of its top-level modules, `steplab_ui`, `app_pages`, or an entry script. `FLOORS` is
-the map of `docs/DEVELOPING.md`, from the ground up: a room imports only rooms on lower floors (rooms on one floor
-do not import each other).
+(`steplab.trainer`, ...) or of `steplab_ui/` (`steplab_ui.shell`, ...), one of their top-level modules, `app_pages`,
+or an entry script. `FLOORS` is the map of `docs/DEVELOPING.md`, from the ground up: a room imports only rooms on
+lower floors (rooms on one floor do not import each other).
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("steplab.explain_cli",),
     ("steplab.cli",),
     ("steplab.__main__", "steplab_ui"),
+    ("steplab_ui.shell",),
+    ("steplab_ui.widgets",),
+    ("steplab_ui.views",),
     ("app_pages", "app", "serve"),
 )
 FLOOR = {room: number for number, rooms in enumerate(FLOORS) for room in rooms}
@@ -90,10 +93,10 @@ GRAPH = {module: imports(module) for module in MODULES}
 
 
 def room(module: str) -> str:
-    """The room a module stands in: its folder under `steplab/`, else its package, else itself."""
+    """The room a module stands in: its folder under `steplab/` or `steplab_ui/`, else its package, else itself."""
     parts = module.split(".")
-    if parts[0] == "steplab" and len(parts) > 1:
-        return "steplab." + parts[1]
+    if parts[0] in ("steplab", "steplab_ui") and len(parts) > 1:
+        return f"{parts[0]}.{parts[1]}"
     return parts[0]
 
 
@@ -142,7 +145,7 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_reader_finds_the_imports_it_should():
     """The graph is not empty by mistake: known arrows are there, a TYPE_CHECKING-only one is not."""
     assert "steplab.trainer.profiles" in GRAPH["steplab.trainer.schedules"]
-    assert "steplab.simulation.lr_curve" in GRAPH["steplab_ui.widgets"]  # imported inside a function
+    assert "steplab.simulation.lr_curve" in GRAPH["steplab_ui.views.lesson_widgets"]  # imported inside a function
     assert "steplab.labs.accumulation" not in GRAPH["steplab.labs.readings"]  # only under TYPE_CHECKING
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 

@@ -1,4 +1,4 @@
-"""The calculator's timeline strip (steplab_ui/charts.py): built from plain dicts without plotly's validation,
+"""The calculator's timeline strip (steplab_ui/widgets/charts.py): built from plain dicts without plotly's validation,
 so these tests validate it and check every marker against the engine and the chapter's numbers."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from steplab.i18n import t
 from steplab.trainer.events import events
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
-from steplab_ui import charts
+from steplab_ui.widgets import charts
 
 COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
           "num_train_epochs": 3, "eval_strategy": "steps", "eval_steps": 50}

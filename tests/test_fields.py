@@ -20,7 +20,7 @@ from steplab.trainer.fields import FIELDS
 from steplab.trainer.plan import make_plan
 from steplab.trainer.query import value_problem
 from steplab.trainer.setup import DEFAULTS, TrainingSetup, setup_from_mapping
-from steplab_ui import state
+from steplab_ui.shell import state
 
 ROOT = Path(__file__).resolve().parents[1]
 NUMBERS = [name for name, field in FIELDS.items() if field.is_number]

@@ -1,4 +1,4 @@
-"""Cached figures hand Streamlit a spec made once (steplab_ui/frozen_figure.py), and it is the spec plotly would
+"""Cached figures hand Streamlit a spec made once (steplab_ui/widgets/frozen_figure.py), and it is the spec plotly would
 have made."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from plotly.basedatatypes import BaseFigure
 
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
-from steplab_ui import charts
-from steplab_ui import playground_view as view
-from steplab_ui.frozen_figure import FrozenFigure, frozen
+from steplab_ui.views import playground as view
+from steplab_ui.widgets import charts
+from steplab_ui.widgets.frozen_figure import FrozenFigure, frozen
 
 COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
           "num_train_epochs": 3, "warmup_steps": 10}

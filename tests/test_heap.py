@@ -1,4 +1,4 @@
-"""The app sets its start-up heap aside from the garbage collector once per process (steplab_ui/heap.py)."""
+"""The app sets its start-up heap aside from the garbage collector once per process (steplab_ui/shell/heap.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROBE = """
 import gc
 from streamlit.testing.v1 import AppTest
-from steplab_ui import heap
+from steplab_ui.shell import heap
 assert gc.get_freeze_count() == 0
 app = AppTest.from_file("app.py", default_timeout=60)
 app.run()

@@ -14,7 +14,7 @@ from test_app import first_button
 
 from steplab.i18n import catalogue, t
 from steplab.trainer.query import value_problem as url_value_problem
-from steplab_ui.state import (
+from steplab_ui.shell.state import (
     ADVANCED_OPEN,
     LINK_REFUSED,
     MAX_LINK_QUERY,

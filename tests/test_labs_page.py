@@ -170,16 +170,16 @@ def test_torch_is_imported_only_inside_functions():
     _torch_only_inside_functions(PAGE, {"TOLERANCE"})
 
 
-# --- the lab views (steplab_ui/labs/, one module per lab; their builders: tests/test_ui_labs_<lab>.py) ------------
+# --- the lab views (steplab_ui/views/labs/, one module per lab; their builders: tests/test_views_labs_<lab>.py) ------------
 
 TORCH_FREE_LABS = {"TOLERANCE", "readings", "chapter_memory"}  # what a lab view may import at import time
-VIEWS = sorted((ROOT / "steplab_ui" / "labs").glob("*.py"))
+VIEWS = sorted((ROOT / "steplab_ui" / "views" / "labs").glob("*.py"))
 
 
 def test_the_views_import_torch_only_inside_functions():
     assert {path.stem for path in VIEWS} >= {"accumulation", "token_weighting", "overfitting", "memory"}
     for path in VIEWS:
         _torch_only_inside_functions(path, TORCH_FREE_LABS)
-    modules = ", ".join(f"steplab_ui.labs.{path.stem}" for path in VIEWS if path.stem != "__init__")
+    modules = ", ".join(f"steplab_ui.views.labs.{path.stem}" for path in VIEWS if path.stem != "__init__")
     code = f"import sys, {modules}; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

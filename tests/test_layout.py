@@ -1,4 +1,4 @@
-"""The one way a page draws a figure (`steplab_ui/layout.py` `chart`): one plotly config, Streamlit's chart theme,
+"""The one way a page draws a figure (`steplab_ui/shell/layout.py` `chart`): one plotly config, Streamlit's chart theme,
 the text alternative, and no page or view that calls `st.plotly_chart` itself."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from steplab_ui import layout
+from steplab_ui.shell import layout
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,16 +32,16 @@ def test_no_page_or_view_calls_plotly_chart_but_layout_chart():
     for path in sorted([*(ROOT / "app_pages").rglob("*.py"), *(ROOT / "steplab_ui").rglob("*.py"), ROOT / "serve.py"]):
         for line, function in _plotly_chart_calls(path):
             calls.setdefault(f"{path.relative_to(ROOT)}:{line}", set()).add(function)
-    layout_calls = {place: names for place, names in calls.items() if place.startswith("steplab_ui/layout.py:")}
+    layout_calls = {place: names for place, names in calls.items() if place.startswith("steplab_ui/shell/layout.py:")}
     assert list(layout_calls.values()) == [{"<module>", "chart"}], calls  # the one call, inside `chart`
-    assert calls == layout_calls, f"draw figures with steplab_ui.layout.chart: {sorted(set(calls) - set(layout_calls))}"
+    assert calls == layout_calls, f"draw figures with steplab_ui.shell.layout.chart: {sorted(set(calls) - set(layout_calls))}"
 
 
 def _draw_twice() -> None:
     import streamlit as st
 
-    from steplab_ui import layout
-    from steplab_ui.frozen_figure import frozen
+    from steplab_ui.shell import layout
+    from steplab_ui.widgets.frozen_figure import frozen
 
     if "figure" not in st.session_state:  # a cached builder's figure: drawn on every rerun, never changed
         st.session_state["figure"] = frozen({"data": [{"type": "bar", "x": ["a", "b"], "y": [1, 2]}],
@@ -81,7 +81,7 @@ def test_the_animations_html_export_carries_the_one_config():
     from steplab.simulation.timeline import build_timeline
     from steplab.trainer.plan import make_plan
     from steplab.trainer.setup import setup_from_mapping
-    from steplab_ui.animation_html import export_html
+    from steplab_ui.widgets.animation_html import export_html
 
     plan = make_plan(setup_from_mapping({"num_samples": 40, "per_device_train_batch_size": 4,
                                          "gradient_accumulation_steps": 8})[0])

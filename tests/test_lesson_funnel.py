@@ -110,7 +110,7 @@ def test_the_locale_files_carry_the_same_funnel_keys():
 
 def _page(lang: str) -> AppTest:
     """The lesson with its predictions before the funnel answered (what follows a prediction waits for it)."""
-    from steplab_ui.lesson_view import revealed_key
+    from steplab_ui.views.lesson import revealed_key
 
     at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=90)
     at.query_params["lesson"] = LESSON.id

@@ -16,7 +16,7 @@ from steplab.i18n import LANGUAGES, PLACEHOLDER, Text, t
 from steplab.teaching.lessons import Block, Lesson, load_lessons
 from steplab.teaching.rl_pipeline import RlvrSetup
 from steplab.trainer.quantities import format_quantity, quantity
-from steplab_ui.lesson_view import revealed_key
+from steplab_ui.views.lesson import revealed_key
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = load_lessons()

@@ -128,7 +128,7 @@ def test_chinese_paragraphs_join_their_lines_without_a_space(lesson):
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_questions_name_each_lesson_by_its_own_title(lang):
     """The self-check's caption takes the title from the lesson file (a copied title had drifted in lesson 6)."""
-    from steplab_ui.quiz_view import lesson_title
+    from steplab_ui.views.quiz import lesson_title
 
     for lesson in LESSONS:
         caption = lesson_title(lesson.number, lang)
@@ -146,7 +146,7 @@ def test_a_lessons_animation_writes_no_word_smaller_than_its_floor():
     """Issue 27 item 14: lesson 3's bucket labels were about 9 px (the half-column size in a full column)."""
     import json
 
-    from steplab_ui.widgets import LESSON_MIN_FONT
+    from steplab_ui.views.lesson_widgets import LESSON_MIN_FONT
 
     for lesson in LESSONS:
         if not any(b.kind == "widget" and b.data["widget"] == "animation" for b in lesson.blocks):

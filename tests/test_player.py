@@ -14,7 +14,7 @@ import pytest
 from steplab.simulation.timeline import Timeline, build_timeline
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
-from steplab_ui.player import ECHO_SECONDS, SPEEDS, Player
+from steplab_ui.widgets.player import ECHO_SECONDS, SPEEDS, Player
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
@@ -41,7 +41,7 @@ def small() -> Timeline:
 
 def test_the_module_is_pure():
     """No Streamlit and no clock: the page passes the time in."""
-    tree = ast.parse((ROOT / "steplab_ui" / "player.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "steplab_ui" / "widgets" / "player.py").read_text(encoding="utf-8"))
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                 for alias in node.names}
     imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}

@@ -173,7 +173,7 @@ def test_presenter_view_draws_the_same_views():
 
 
 def test_the_home_page_links_here_first():
-    from steplab_ui.navigation import PAGES
+    from steplab_ui.shell.navigation import PAGES
 
     assert PAGES[1][1:3] == ("app_pages/playground.py", "playground")
     at = run("app_pages/home.py", lang="en")
@@ -229,7 +229,7 @@ def test_play_at_the_end_runs_again_from_the_start():
 def test_the_figures_are_valid_plotly():
     import plotly.graph_objects as go
 
-    from steplab_ui import playground_view as view
+    from steplab_ui.views import playground as view
 
     plan = course_plan(eval_strategy="steps", eval_steps=40, warmup_steps=10.0)
     for figure in (view.timeline_figure(plan, 37, "zh", False), view.schedule_figure(plan, 37, "en", True)):
@@ -238,7 +238,7 @@ def test_the_figures_are_valid_plotly():
 
 
 def test_the_k_labels_stay_inside_and_off_the_curve():
-    from steplab_ui import playground_view as view
+    from steplab_ui.views import playground as view
 
     plan = course_plan()  # linear decay over 150 updates
 

@@ -92,7 +92,7 @@ def test_evaluation_every_step_is_said_in_the_singular():
 
 
 def test_a_run_of_one_update_is_said_in_the_singular():
-    from steplab_ui.charts import timeline_sentence
+    from steplab_ui.widgets.charts import timeline_sentence
 
     plan = setup(max_steps=1)
     assert plan.optimizer_steps == 1

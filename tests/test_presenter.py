@@ -1,4 +1,4 @@
-"""Presenter view on every page (steplab_ui/presenter.py): `?presenter=1` turns it on, the one switch turns it off
+"""Presenter view on every page (steplab_ui/shell/presenter.py): `?presenter=1` turns it on, the one switch turns it off
 and on again and keeps the URL in step; the key numbers it shows are the engine's and its figures' words are
 projector-sized. The browser side (visible, not covered, font sizes, the fold) is tests/e2e/test_presenter.py."""
 
@@ -18,7 +18,9 @@ from steplab.simulation.timeline import build_timeline
 from steplab.teaching.lessons import load_lessons
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
-from steplab_ui import animation_view, charts, presenter, schedule_chart
+from steplab_ui.shell import presenter
+from steplab_ui.widgets import animation_frames as animation_view
+from steplab_ui.widgets import charts, schedule_chart
 
 COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 8,
           "num_train_epochs": 3}

@@ -12,7 +12,7 @@ import pytest
 from steplab.i18n import t
 from steplab.runfiles.explain import explain_entries
 from steplab.runfiles.gather import path_entries
-from steplab_ui import run_charts
+from steplab_ui.widgets import run_charts
 
 DATA = Path(__file__).resolve().parent / "data"
 FOLDERS = sorted([*(DATA / "llamafactory-runs" / "artefacts").glob("*/"), *(DATA / "release-runs").glob("*/*/")])

@@ -23,7 +23,7 @@ from steplab.trainer.events import events
 from steplab.trainer.plan import make_plan
 from steplab.trainer.schedules import METRIC_DRIVEN, SCHEDULER_TYPES
 from steplab.trainer.setup import setup_from_mapping
-from steplab_ui.state import ADVANCED_OPEN, control_key
+from steplab_ui.shell.state import ADVANCED_OPEN, control_key
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "app_pages" / "schedule.py")

@@ -201,8 +201,8 @@ def test_broken_session_progress_is_ignored():
 def two_questions_page():
     """What a lesson page does: several questions on one page, each with its own key (run by AppTest)."""
     from steplab.teaching import quiz
-    from steplab_ui.progress import get_progress
-    from steplab_ui.quiz_view import render_question
+    from steplab_ui.shell.progress import get_progress
+    from steplab_ui.views.quiz import render_question
 
     bank = quiz.bank_by_id()
     render_question(quiz.generate(bank["l2-micro-batches"], 1), "en", key="lesson2_a")

@@ -1,4 +1,4 @@
-"""The sidebar returns the setup as a value, parsed once a run (steplab_ui/state.py), and its URL is the codec's."""
+"""The sidebar returns the setup as a value, parsed once a run (steplab_ui/shell/state.py), and its URL is the codec's."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from test_app import run
 
 from steplab.trainer import query
 from steplab.trainer import setup as engine_setup
-from steplab_ui import state
+from steplab_ui.shell import state
 
 PAGE = "app_pages/calculator.py"
 

@@ -75,7 +75,7 @@ def test_one_micro_batch_per_epoch_reads_right():
 
 def test_one_checkpoint_in_lab_c_reads_right():
     from steplab.labs import overfitting
-    from steplab_ui.labs import overfitting as labs_view
+    from steplab_ui.views.labs import overfitting as labs_view
 
     result = overfitting.run(12, 0)
     plan = make_plan(presets()["course_default"].setup(save_steps=500))  # only the final checkpoint

@@ -9,7 +9,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
-from steplab_ui.browser import READY
+from steplab_ui.shell.browser import READY
 
 TIMEOUT_MS = 60_000
 HEIGHT = 900  # the browser window of the screenshot tests
@@ -19,7 +19,7 @@ COURSE = {"num_samples": 1600, "per_device_train_batch_size": 4, "gradient_accum
 
 
 # A new visitor's first run draws the sidebar and the page's title only, with a hidden button the page's script
-# clicks once the sidebar is drawn (steplab_ui/browser.py `sidebar_first`): the page is there after the next run.
+# clicks once the sidebar is drawn (steplab_ui/shell/browser.py `sidebar_first`): the page is there after the next run.
 PAGE_RUN = f"""() => !document.querySelector(".st-key-{READY}")
     && document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']") !== null"""
 

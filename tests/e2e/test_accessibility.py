@@ -1,7 +1,7 @@
 """Accessibility in a real browser: an axe-core audit of every page in both languages, and the keyboard.
 
 The audit runs axe-core (bundled by `axe-playwright-python`, nothing is downloaded) on each page of
-`steplab_ui.navigation.PAGES`, in Chinese and with `?lang=en`, and fails on any violation of impact
+`steplab_ui.shell.navigation.PAGES`, in Chinese and with `?lang=en`, and fails on any violation of impact
 "serious" or "critical", naming rule, element and axe's explanation. The light theme in Chinese and the dark
 theme (the app follows the reader's system setting) in English: each language once and each theme once,: a colour that fails, fails in either
 language, and a third pass (light in English) cost about a minute of every CI run. The light theme's colours are set in
@@ -21,7 +21,7 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, expect
 
 from steplab.i18n import t
-from steplab_ui.navigation import PAGES
+from steplab_ui.shell.navigation import PAGES
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import (

@@ -1,6 +1,6 @@
 """/animation in Debian's Chromium: Play advances the frame, Step adds exactly one micro-batch; screenshots.
 
-Uses the shared `app_server` (`streamlit run app.py`, the page listed in `steplab_ui.navigation.PAGES`).
+Uses the shared `app_server` (`streamlit run app.py`, the page listed in `steplab_ui.shell.navigation.PAGES`).
 """
 
 from __future__ import annotations

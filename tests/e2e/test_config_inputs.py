@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect
 
 from steplab.i18n import fmt_int, t
 from steplab.io.safe_yaml import MAX_BYTES
-from steplab_ui.browser import TEXT_BOX_CHARS
+from steplab_ui.shell.browser import TEXT_BOX_CHARS
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import open_app, title, wait_for_app_run

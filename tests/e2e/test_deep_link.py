@@ -15,7 +15,7 @@ import yaml
 from playwright.sync_api import Browser, expect
 
 from steplab.i18n import fmt_int, t
-from steplab_ui import layout
+from steplab_ui.shell import layout
 
 from .conftest import CHROMIUM, ROOT, SKIP_REASON, StreamlitServer, start_server
 from .streamlit_page import (

@@ -202,7 +202,7 @@ def test_a_link_too_long_for_the_replicas_opens_its_page_with_a_notice(browser: 
     The browser then shows the page with the notice, the default setup and a clean address."""
     from steplab.teaching.presets import presets
     from steplab.trainer.plan import make_plan
-    from steplab_ui.state import MAX_LINK_QUERY
+    from steplab_ui.shell.state import MAX_LINK_QUERY
 
     from .streamlit_page import metric_value
 

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from steplab.i18n import t
-from steplab_ui.navigation import PAGES
+from steplab_ui.shell.navigation import PAGES
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import exact_input, expect_no_exception, open_app, title

@@ -3,7 +3,7 @@
 The frontend draws an element only once the code for its kind has loaded; the main column's figures bring
 plotly (4.7 MB), and the sidebar's controls stood grey until the figures were drawn (14 s after the page said it
 was idle, on a busy machine). Now a new visitor's first run draws the sidebar (and the title), and the page comes
-with the next run, which the page's script asks for once the sidebar is drawn (`steplab_ui.browser.sidebar_first`).
+with the next run, which the page's script asks for once the sidebar is drawn (`steplab_ui.shell.browser.sidebar_first`).
 The test checks the order of two events in the page's own clock, not a duration: the sidebar drawn, and the
 browser's request for plotly's code."""
 
@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from steplab.i18n import t
-from steplab_ui.browser import READY, RECORD_SIDEBAR_DRAWN
+from steplab_ui.shell.browser import READY, RECORD_SIDEBAR_DRAWN
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import open_app, title

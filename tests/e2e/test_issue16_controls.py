@@ -16,9 +16,9 @@ from steplab.i18n import t
 from steplab.teaching.compare import COMPARE_FIELDS
 from steplab.teaching.presets import presets
 from steplab.trainer.plan import make_plan
-from steplab_ui import state
-from steplab_ui.compare_view import column_names
-from steplab_ui.schedule_chart import HORIZON_LABEL_GAP
+from steplab_ui.shell import state
+from steplab_ui.views.compare import column_names
+from steplab_ui.widgets.schedule_chart import HORIZON_LABEL_GAP
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import exact_input, expect_no_exception, open_app, sidebar, wait_for_app_run

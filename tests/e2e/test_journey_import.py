@@ -16,7 +16,7 @@ from steplab.i18n import fmt_int, t
 from steplab.io.config_read import read_config
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
-from steplab_ui.navigation import PAGES
+from steplab_ui.shell.navigation import PAGES
 
 from .conftest import CHROMIUM, ROOT, SKIP_REASON, StreamlitServer
 from .streamlit_page import (

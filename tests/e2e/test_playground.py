@@ -13,7 +13,7 @@ from steplab.i18n import fmt_lr, t
 from steplab.teaching.presets import presets
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
-from steplab_ui.layout import CONSOLE_CLASS
+from steplab_ui.shell.layout import CONSOLE_CLASS
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import (

@@ -19,7 +19,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 from steplab.i18n import fmt_float, fmt_int
 from steplab.teaching.presets import presets
 from steplab.trainer.plan import make_plan
-from steplab_ui.layout import CONSOLE_CLASS
+from steplab_ui.shell.layout import CONSOLE_CLASS
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .slow_browser import can_hear_late, console_errors, hear_late, sent

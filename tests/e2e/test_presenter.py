@@ -16,7 +16,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from steplab.i18n import t
 from steplab.teaching.lessons import load_lessons
-from steplab_ui import presenter
+from steplab_ui.shell import presenter
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import expect_no_exception, open_app, wait_for_app_run

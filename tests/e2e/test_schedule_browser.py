@@ -188,7 +188,7 @@ def rgb(colour: str) -> str:
 def test_an_evaluation_at_a_checkpoint_shows_both_markers(page: Page, app_server: StreamlitServer, lang: str) -> None:
     """The course evaluates and saves every 50 steps: each evaluation's diamond stays in sight inside its
     checkpoint's open square (a filled square drawn after it hid it), and nothing hides a checkpoint."""
-    from steplab_ui.layout import COLOURS
+    from steplab_ui.shell.layout import COLOURS
 
     open_app(page, schedule_url(app_server.url, lang))
     wait_until_drawn(page, lang)

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from steplab.i18n import t
-from steplab_ui.layout import CONSOLE_CLASS
+from steplab_ui.shell.layout import CONSOLE_CLASS
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import (

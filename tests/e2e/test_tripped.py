@@ -180,7 +180,7 @@ def test_a_non_yaml_upload_says_what_was_wrong(page: Page, app_server: Streamlit
 
 def test_html_export_is_a_fraction_of_the_old_size_and_plays_every_frame(page: Page, tmp_path) -> None:
     from steplab.simulation.timeline import build_timeline
-    from steplab_ui.animation_html import animation_figure, export_html
+    from steplab_ui.widgets.animation_html import animation_figure, export_html
 
     timeline = build_timeline(make_plan(presets()["course_default"].setup()))
     exported = export_html(timeline, "en")

@@ -15,7 +15,7 @@ from playwright.sync_api import Page, expect
 from steplab.dataset.load import funnel_from_uploads
 from steplab.i18n import fmt_int, t
 from steplab.io.safe_yaml import MAX_BYTES
-from steplab_ui.state import MAX_URL_PARAMETER
+from steplab_ui.shell.state import MAX_URL_PARAMETER
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import expect_no_exception, open_app, sidebar, title, wait_for_app_run

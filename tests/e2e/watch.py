@@ -14,7 +14,7 @@ import re
 
 from playwright.sync_api import ConsoleMessage, Error, Page, expect
 
-from steplab_ui.navigation import PAGES
+from steplab_ui.shell.navigation import PAGES
 
 PATHS = "|".join(re.escape(url) for *_, url, _ in PAGES)
 PROBE = re.compile(rf"^https?://[^/]+/({PATHS})/_stcore/(health|host-config)$")
