@@ -28,7 +28,7 @@ INTERVAL = st.one_of(st.integers(1, 25), st.sampled_from([0.1, 0.25, 0.2, 0.5, 1
 def configs(draw):
     schedule, kwargs = draw(SCHEDULES)
     config = {
-        "num_samples": draw(st.integers(1, 160)),
+        "num_samples": draw(st.integers(0, 160)),
         "per_device_train_batch_size": draw(st.integers(1, 9)),
         "gradient_accumulation_steps": draw(st.integers(1, 9)),
         "num_train_epochs": draw(st.sampled_from([0.3, 0.5, 1, 1.1, 1.5, 2, 2.7, 3])),
@@ -69,3 +69,15 @@ def test_plan_matches_real_trainer(config):
     assert events(plan, "save").steps() == real["save_at_steps"]
     assert events(plan, "log").steps() == real["log_at_steps"]
     np.testing.assert_allclose(plan.learning_rates(), real["lr_per_step"], rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("extra", [{}, {"max_steps": 5}, {"dataloader_drop_last": True, "world_size": 1}])
+def test_an_empty_dataset_is_refused_as_the_real_trainer_refuses_it(extra):
+    """No rows: torch's RandomSampler refuses before the Trainer counts a step, whatever `max_steps` says (4.46.3,
+    4.51.3 and 4.57.6 say the same words; checked by hand with their wheels)."""
+    config = {"num_samples": 0, "per_device_train_batch_size": 4, **extra}
+    real = run_trainer({k: v for k, v in config.items() if k != "world_size"})
+    assert real["status"] == "error"
+    with pytest.raises(TrainerRefusal) as refusal:
+        make_plan(setup_from_mapping({**config, "trainer": "hf-5"})[0])
+    assert (refusal.value.error_type, refusal.value.message) == (real["error_type"], real["error"])

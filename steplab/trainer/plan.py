@@ -147,15 +147,24 @@ def _horizon(setup: TrainingSetup, profile: TrainerProfile, length: int) -> tupl
     return per_epoch, math.ceil(setup.num_train_epochs * per_epoch), math.ceil(setup.num_train_epochs)
 
 
+EMPTY_DATASET = "num_samples should be a positive integer value, but got num_samples=0"
+"""torch's `RandomSampler` on a dataset of no rows (`torch/utils/data/sampler.py`): what every Trainer release
+raises at `train()` when its dataset is empty, whatever `max_steps` says."""
+
+
 @lru_cache(maxsize=512)
-def make_plan(setup: TrainingSetup) -> Plan:
+def make_plan(setup: TrainingSetup, random_sampler: bool = True) -> Plan:
     """Plan a setup under its `trainer` profile.
 
     Raises `TrainerRefusal` where the real Trainer would refuse the configuration, with its error type
-    and message, and `SetupError` for input no Trainer can take.
+    and message, and `SetupError` for input no Trainer can take. `random_sampler`: the Trainer draws the samples
+    with its default sampler, torch's `RandomSampler`, which refuses a dataset of no rows before anything counts
+    steps; TRL's GRPO brings a sampler of its own (`steplab.trl.grpo`).
     """
     profile = get_profile(setup.trainer)
     check_arguments(setup, profile)
+    if random_sampler and setup.num_samples == 0 and profile.framework != "lightning":
+        raise TrainerRefusal("ValueError", EMPTY_DATASET)
     epoch = _epoch_data(setup, profile)
     per_epoch, total, epochs_loop = _horizon(setup, profile, epoch.micro_batches)
     warmup = warmup_steps(setup, profile, total)

@@ -159,5 +159,5 @@ def plan_grpo(setup: TrainingSetup, settings: TrlSettings) -> GrpoPlan:
     micro_batches = (setup.num_samples // prompts) * settings.num_iterations * steps
     # one sample per micro-batch on one process: the Trainer sees exactly this many batches per epoch
     trainer = make_plan(setup.replace(num_samples=micro_batches, per_device_train_batch_size=1, world_size=1,
-                                      dataloader_drop_last=False))
+                                      dataloader_drop_last=False), random_sampler=False)
     return GrpoPlan(setup, settings, steps, size, trainer)
