@@ -23,7 +23,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=S
 DATA = Path(__file__).resolve().parents[1] / "data"
 RUNS_DIR = DATA / "llamafactory-runs"
 ARTEFACTS = RUNS_DIR / "artefacts"
-RUNS = sorted(p.name for p in ARTEFACTS.iterdir() if p.is_dir())
 DATASETS = [*(RUNS_DIR / "assets/data").glob("*.json"), RUNS_DIR / "assets/tiny-qwen2/tokenizer.json",
             RUNS_DIR / "assets/tiny-qwen2/tokenizer_config.json"]
 LOOSE = ("console.log", "trainer_state.json", "trainer_log.jsonl", "all_results.json", "config.yaml")
@@ -115,12 +114,17 @@ def test_loose_files_and_a_planted_difference(browser: Browser, app_server: Stre
         context.close()
 
 
-@pytest.mark.parametrize("run", RUNS)
-def test_every_shared_run_agrees_in_the_browser(browser: Browser, app_server: StreamlitServer, run: str,
+BROWSER_RUNS = ("course", "resume_same", "two_processes")
+"""Every shared run is uploaded in both languages by `tests/test_run_page.py` (AppTest, the same zip); the browser
+sends three kinds through the real uploader: a plain run, a resumed one, a run of two processes."""
+
+
+@pytest.mark.parametrize("run", BROWSER_RUNS)
+def test_shared_runs_agree_in_the_browser(browser: Browser, app_server: StreamlitServer, run: str,
                                                 tmp_path: Path) -> None:
     archive = run_zip(run, tmp_path / f"{run}.zip")
     count = expected_fields(archive)
-    lang = "en" if RUNS.index(run) % 2 else "zh"
+    lang = "en" if BROWSER_RUNS.index(run) % 2 else "zh"
     context = browser.new_context(viewport={"width": 1280, "height": 1200})
     page = context.new_page()
     try:
