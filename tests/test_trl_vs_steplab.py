@@ -29,7 +29,6 @@ from steplab.trainer.events import events
 from steplab.trainer.setup import setup_from_mapping
 from steplab.trl.packing import packed_examples
 from steplab.trl.plan import plan_trl
-from steplab.trl.settings import split_trl_values
 from tests.trl_cases import dpo_cases, examples, grpo_cases, packing_cases, steplab_values
 from tests.trl_env import TrlOracle, two_processes
 
@@ -53,9 +52,8 @@ def oracle(release):
 
 def steplab(case: dict, profile: str, processes: int = 1) -> dict:
     """StepLab's plan of a case, in the worker's terms (or its refusal)."""
-    trl_settings, values = split_trl_values(steplab_values(case, processes))
     try:
-        plan = plan_trl(setup_from_mapping({**values, "trainer": profile})[0], trl_settings)
+        plan = plan_trl(setup_from_mapping({**steplab_values(case, processes), "trainer": profile})[0])
     except TrainerRefusal as refusal:
         return {"status": "error", "error_type": refusal.error_type, "error": refusal.message}
     trainer = getattr(plan, "trainer", plan)
@@ -173,11 +171,10 @@ def test_refusals_outside_trl_are_steplab_setup_errors():
     """What StepLab itself does not plan is said as a SetupError, never as a guess."""
     values = steplab_values({"trainer": "grpo", "num_samples": 8, "args": {"per_device_train_batch_size": 2,
                                                                            "num_generations": 2}})
-    trl_settings, rest = split_trl_values(values)
     with pytest.raises(SetupError, match="transformers 4.56"):
-        plan_trl(setup_from_mapping({**rest, "trainer": "hf-4.51"})[0], trl_settings)
+        plan_trl(setup_from_mapping({**values, "trainer": "hf-4.51"})[0])
     with pytest.raises(SetupError, match="eval_strategy"):
-        plan_trl(setup_from_mapping({**rest, "eval_strategy": "steps", "eval_steps": 1})[0], trl_settings)
+        plan_trl(setup_from_mapping({**values, "eval_strategy": "steps", "eval_steps": 1})[0])
 
 
 DEFAULTS_CASES = [
@@ -194,8 +191,7 @@ def test_trl_config_defaults_match_trl(oracle):
     """Left out, `learning_rate` and `logging_steps` take the TRL config's defaults, not `TrainingArguments`'."""
     for case, real in zip(DEFAULTS_CASES, oracle.run(DEFAULTS_CASES), strict=True):
         assert real["status"] == "ok", real
-        trl_settings, values = split_trl_values(steplab_values(case))
-        plan = plan_trl(setup_from_mapping({**values, "trainer": _profile(oracle)})[0], trl_settings)
+        plan = plan_trl(setup_from_mapping({**steplab_values(case), "trainer": _profile(oracle)})[0])
         trainer = getattr(plan, "trainer", plan)
         assert np.allclose(trainer.learning_rates(), real["lrs"], rtol=1e-9, atol=1e-15), (case, real["lrs"])
         assert events(trainer, "log").steps() == real["log_at_steps"], case

@@ -362,7 +362,7 @@ def _advanced_controls(lang: str) -> None:
                         **_tied("limit_train_batches"), help=t(lang, "help.limit_train_batches"),
                         placeholder=t(lang, "sidebar.unset"))
     for key in ADVANCED_KEYS:
-        if key not in DRAWN:
+        if key not in DRAWN and not FIELDS[key].trainer_classes:  # TRL's fields: their page's controls
             _control(lang, key)
 
 
