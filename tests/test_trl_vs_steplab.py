@@ -4,7 +4,8 @@ Each generated configuration is trained for real by TRL (`tests/trl_worker.py`: 
 completions, in TRL's own environment, `tests/trl_env.py`) and planned by StepLab. They must agree on
 `state.max_steps`, the optimizer steps, the final epoch, the micro-batches and learning rate of every update, the
 generation rounds (and the micro-batch each comes before), the rounds each update learns from and whether it
-reuses one (μ > 1), "Num examples" and "Total train batch size"; where TRL
+reuses one (μ > 1), "Num examples" and "Total train batch size", and the whole "Running training" block the
+console shows (`simulation.grpo_run.counts` for GRPO: prompts and completions); where TRL
 refuses a configuration, StepLab must refuse it with TRL's exception type and message. SFT packing compares the
 example count packing leaves. Two-process GRPO runs go through torchrun (gloo).
 
@@ -24,6 +25,7 @@ import numpy as np
 import pytest
 
 from steplab.errors import SetupError, TrainerRefusal
+from steplab.simulation import grpo_run
 from steplab.simulation.logblock import running_training_block
 from steplab.trainer.events import events
 from steplab.trainer.setup import setup_from_mapping
@@ -61,6 +63,8 @@ def steplab(case: dict, profile: str, processes: int = 1) -> dict:
     result = {"status": "ok", "state_max_steps": trainer.max_steps, "optimizer_steps": trainer.optimizer_steps,
               "final_epoch": trainer.final_epoch, "sizes": sizes, "lrs": trainer.learning_rates().tolist(),
               "num_examples": plan.num_examples if hasattr(plan, "num_examples") else _logged_examples(trainer)}
+    counted = grpo_run.counts(plan) if hasattr(plan, "generation_rounds") else None
+    result["block"] = running_training_block(trainer, counted=counted).splitlines()[:-1]  # the console's block
     if hasattr(plan, "generation_rounds"):
         first, last, reused = plan.update_rounds()
         result.update(generations=plan.generation_micro_batches().tolist(),
@@ -83,7 +87,7 @@ def compare(real: dict, ours: dict, case: dict) -> None:
         assert (ours["error_type"], ours["error"]) == (real["error_type"], real["error"]), context
         return
     assert ours["status"] == "ok", "StepLab refused a configuration TRL runs" + context
-    for key in ("state_max_steps", "optimizer_steps", "sizes", "num_examples", "total_train_batch_size"):
+    for key in ("state_max_steps", "optimizer_steps", "sizes", "num_examples", "total_train_batch_size", "block"):
         assert ours[key] == real[key], key + context
     assert math.isclose(ours["final_epoch"], real["final_epoch"], rel_tol=1e-9, abs_tol=1e-12), context
     assert np.allclose(ours["lrs"], real["lrs"], rtol=1e-9, atol=1e-15), "learning rates" + context
