@@ -43,3 +43,19 @@ def test_generation_batch_and_steps_together_are_refused():
                                 "generation_batch_size": 8})[0]
     with pytest.raises(TrainerRefusal, match="can not be both configured"):
         plan_grpo(setup)
+
+
+@pytest.mark.parametrize(("values", "said"), [
+    ({"num_generations": 6}, "2, 4, 8"),  # Gb = 8 (B 4 × GA 2): the values of G that divide it
+    ({"num_generations": 1}, "`2`"),
+    ({"num_generations": 0}, "`2`"),
+    ({"generation_batch_size": 6}, "4"),
+    ({"generation_batch_size": 16, "steps_per_generation": 2}, "steps_per_generation"),
+])
+def test_every_grpo_refusal_says_what_to_change_in_both_languages(values, said):
+    setup = setup_from_mapping({"num_samples": 100, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 2,
+                                **values})[0]
+    with pytest.raises(TrainerRefusal) as refusal:
+        plan_grpo(setup)
+    fix = refusal.value.fix
+    assert said in fix.get("zh") and said in fix.get("en") and fix.get("zh") != fix.get("en")

@@ -34,6 +34,7 @@ from functools import cached_property
 import numpy as np
 
 from steplab.errors import SetupError, TrainerRefusal
+from steplab.i18n import msg
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.profiles import PROFILES, release_key, release_range
 from steplab.trainer.setup import TrainingSetup
@@ -45,8 +46,15 @@ TRL_PROFILES = tuple(profile.id for profile in PROFILES.values() if profile.fram
 """The release profiles TRL runs on: those whose newest release is TRL's minimum or newer (from the rows)."""
 
 
+def _divisors(number: int, smallest: int = 2, most: int = 6) -> str:
+    """The first `most` divisors of `number` from `smallest` on, as a list to offer ("2, 4, 7, 8 …")."""
+    found = [d for d in range(smallest, min(number, 10**6) + 1) if number % d == 0][:most + 1]
+    return ", ".join(map(str, found[:most])) + (" …" if len(found) > most else "")
+
+
 def generation_sizes(setup: TrainingSetup) -> tuple[int, int]:
-    """(steps_per_generation S, generation_batch_size Gb) as `GRPOConfig.__post_init__` derives them, or its refusal."""
+    """(steps_per_generation S, generation_batch_size Gb) as `GRPOConfig.__post_init__` derives them, or its refusal
+    (in TRL's words, with what to change in the reader's: `fix`)."""
     batch, processes = setup.per_device_train_batch_size, setup.world_size
     generations = setup.num_generations
     steps, size = setup.steps_per_generation, setup.generation_batch_size
@@ -56,22 +64,26 @@ def generation_sizes(setup: TrainingSetup) -> tuple[int, int]:
     elif size is not None and steps is None:
         if size % (batch * processes):
             raise TrainerRefusal("ValueError", f"generation_batch_size ({size}) must be divisible by the global batch "
-                                 f"size ({batch * processes}).", "generation_batch_size")
+                                 f"size ({batch * processes}).", "generation_batch_size",
+                                 msg("trl.fix.global_batch", size=size, batch=batch, processes=processes, count=processes,
+                                     global_batch=batch * processes))
         steps = size // (batch * processes)
     elif size is None and steps is not None:
         size = batch * processes * steps
     else:
         raise TrainerRefusal("ValueError", "'generation_batch_size' and 'steps_per_generation' can not be both "
-                             "configured at the same time", "steps_per_generation")
+                             "configured at the same time", "steps_per_generation", msg("trl.fix.both_set"))
     if generations == 0:
-        raise TrainerRefusal("ZeroDivisionError", "integer modulo by zero", "num_generations")
+        raise TrainerRefusal("ZeroDivisionError", "integer modulo by zero", "num_generations",
+                             msg("trl.fix.at_least_two", generations=generations))
     if size % generations:
         raise TrainerRefusal("ValueError", f"generation_batch_size ({size}) must be divisible by num_generations "
-                             f"({generations}).", "num_generations")
+                             f"({generations}).", "num_generations",
+                             msg("trl.fix.divisible", size=size, generations=generations, choices=_divisors(size)))
     if generations < 2:
         raise TrainerRefusal("ValueError", "GRPO requires at least 2 generations per prompt to calculate the "
                              f"advantages. You provided {generations}, which is less than the minimum required.",
-                             "num_generations")
+                             "num_generations", msg("trl.fix.at_least_two", generations=generations))
     return steps, size
 
 
