@@ -168,6 +168,13 @@ def plan_grpo(setup: TrainingSetup) -> GrpoPlan:
     prompts = size // setup.num_generations
     micro_batches = (setup.num_samples // prompts) * setup.num_iterations * steps
     # one sample per micro-batch on one process: the Trainer sees exactly this many batches per epoch
-    trainer = make_plan(setup.replace(num_samples=micro_batches, per_device_train_batch_size=1, world_size=1,
-                                      dataloader_drop_last=False), random_sampler=False)
+    try:
+        trainer = make_plan(setup.replace(num_samples=micro_batches, per_device_train_batch_size=1, world_size=1,
+                                          dataloader_drop_last=False), random_sampler=False)
+    except TrainerRefusal as refusal:
+        if micro_batches or refusal.fix is not None:
+            raise
+        # fewer prompts than a round: the dataloader is empty, and the Trainer asks for max_steps
+        raise TrainerRefusal(refusal.error_type, refusal.message, "num_samples",
+                             msg("trl.fix.no_round", prompts=prompts, n=setup.num_samples)) from None
     return GrpoPlan(setup, steps, size, trainer)
