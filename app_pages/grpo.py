@@ -51,17 +51,18 @@ def grpo_controls(lang: str) -> None:
         st.markdown(f"**{t(lang, 'grpo.settings')}**")
         with st.container(horizontal=True, key="grpo_fields"):
             for name in view.GRPO_FIELDS:
-                with st.container(width=190):
+                with st.container(width=175):
                     state.field_control(lang, name)
         st.caption(t(lang, "grpo.settings_note"))
 
 
-def planned(lang: str, setup):  # noqa: ANN001, ANN201 - a TrainingSetup in, a GrpoPlan or None out
+def planned(lang: str, setup, presenter: bool):  # noqa: ANN001, ANN201 - a TrainingSetup in, a GrpoPlan or None out
     """The GRPO plan of the shared setup (evaluation is not planned: off here), or a clear message."""
     if setup is None:
         return None
     if setup.eval_strategy != "no":
-        st.caption(t(lang, "grpo.no_eval", strategy=setup.eval_strategy))
+        if not presenter:
+            st.caption(t(lang, "grpo.no_eval", strategy=setup.eval_strategy))
         setup = setup.replace(eval_strategy="no")
     try:
         return plan_grpo(setup)
@@ -148,14 +149,16 @@ context = page("grpo")
 lang, presenter = context.lang, context.presenter
 if context.error is not None:
     layout.show_setup_error(context.error, lang)
-grpo_controls(lang)
-plan = planned(lang, context.setup)
+if not presenter:  # the projector gets the picture: the settings stay in the link (and on the presenter's laptop)
+    grpo_controls(lang)
+plan = planned(lang, context.setup, presenter)
 if plan is not None:
     with st.container(horizontal=True, gap="small", key=layout.CARDS_KEY + "_grpo"):
         for label, value, help_text in view.cards(plan, lang):
             st.metric(label, value, help=help_text, border=True)
-    with st.expander(t(lang, "grpo.arithmetic"), expanded=not presenter):
-        st.markdown(view.arithmetic_text(plan, lang))
+    if not presenter:
+        with st.expander(t(lang, "grpo.arithmetic"), expanded=True):
+            st.markdown(view.arithmetic_text(plan, lang))
     timeline = grpo_run.build_grpo_timeline(plan)
     if not timeline.frames:
         st.info(t(lang, "grpo.no_rounds", u=plan.unique_prompts_per_round, n=plan.setup.num_samples),

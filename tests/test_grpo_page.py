@@ -61,6 +61,13 @@ def test_a_hand_edited_link_sets_the_grpo_fields_and_the_event():
             at.number_input(key=control_key("num_iterations")).value) == (4, 2)
 
 
+def test_presenter_view_draws_the_picture_without_the_settings():
+    at = run(PAGE, lang="en", presenter="1", grpo_frame="9")
+    assert not at.main.number_input and at.metric  # the sidebar keeps the setup; the page draws no settings
+    assert [c.value for c in at.caption if c.value.startswith("Event ")] == [
+        t("en", "grpo.position", position="9", count=fmt_int(len(grpo_run.build_grpo_timeline(expected()).frames)))]
+
+
 def test_a_grpo_control_writes_the_link():
     at = run(PAGE, lang="en")
     at.number_input(key=control_key("num_generations")).set_value(4).run()

@@ -193,7 +193,8 @@ def frame_spec(timeline: GrpoTimeline, position: int, lang: str, presenter: bool
             14 * scale, xanchor="left"))
     if presenter:
         for note in notes:
-            note["font"]["size"] = max(note["font"].get("size", 0), FIGURE_FONT)
+            font = note.setdefault("font", {})
+            font["size"] = max(font.get("size", 0), FIGURE_FONT)
     layout = {
         "height": PRESENTER_HEIGHT if presenter else HEIGHT, "margin": {"l": 4, "r": 4, "t": 4, "b": 4},
         "xaxis": {"range": [0, 100], "visible": False, "fixedrange": True},
