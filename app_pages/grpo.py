@@ -20,10 +20,11 @@ from steplab.i18n import t
 from steplab.simulation import grpo_run
 from steplab.simulation.grpo_run import GrpoTimeline
 from steplab.trl.grpo import plan_grpo
-from steplab_ui import layout, state
-from steplab_ui.page import page
-from steplab_ui.player import SPEEDS, Player, url_frame_ok
+from steplab_ui.shell import layout, state
+from steplab_ui.shell.page import page
 from steplab_ui.views import grpo as view
+from steplab_ui.widgets import grpo_figures as figures
+from steplab_ui.widgets.player import SPEEDS, Player, url_frame_ok
 
 FRAME = "grpo_frame"  # the scrubber: 1-based window position, bound to ?grpo_frame=
 SPEED = "grpo_speed"
@@ -119,7 +120,7 @@ def player_view(timeline: GrpoTimeline, lang: str, presenter: bool) -> None:
     caption, skipped = view.position_texts(timeline, position, lang)
     story = view.narration(timeline, position, lang)
     st.caption(caption)
-    layout.chart(view.frame_figure(timeline, position, lang, presenter), "grpo_figure", story)
+    layout.chart(figures.frame_figure(timeline, position, lang, presenter), "grpo_figure", story)
     if not presenter:
         st.caption(view.legend(timeline.plan, lang))
     with st.container(border=True, key="grpo_narration"):
@@ -133,7 +134,7 @@ def player_view(timeline: GrpoTimeline, lang: str, presenter: bool) -> None:
     step = view.current_update(timeline, position)
     curve_column, console_column = st.columns(2, gap="medium")
     with curve_column:
-        figure = view.curve_figure(plan, step, lang, presenter)
+        figure = figures.curve_figure(plan, step, lang, presenter)
         if figure is None:
             st.info(t(lang, "playground.no_curve", name=plan.setup.lr_scheduler_type))
         else:

@@ -10,7 +10,7 @@ from steplab.i18n import catalogue, fmt_int, t
 from steplab.simulation import grpo_run
 from steplab.teaching.presets import presets
 from steplab.trl.grpo import plan_grpo
-from steplab_ui.state import control_key
+from steplab_ui.shell.state import control_key
 
 PAGE = "app_pages/grpo.py"
 COURSE = presets()["course_default"].setup()
