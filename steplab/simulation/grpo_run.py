@@ -63,9 +63,11 @@ class GrpoFrame:
         return self.micro.epoch
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class GrpoTimeline:
-    """The frames to show of a GRPO run, with its totals; the `Player` plays it like the Trainer's timeline."""
+    """The frames to show of a GRPO run, with its totals; the `Player` plays it like the Trainer's timeline.
+
+    Compared and hashed by identity (`build_grpo_timeline` caches one per plan): the figure caches key on it cheaply."""
 
     plan: GrpoPlan
     frames: tuple[GrpoFrame, ...]
