@@ -104,7 +104,7 @@ def test_too_few_prompts_for_a_round_says_so():
     with why in ours), with max_steps it runs no update, which the page says."""
     at = run(PAGE, lang="en", num_samples="3")
     assert [e.value for e in at.error] == [t("en", "error.refusal")]
-    assert any(m.value.startswith("Each generation round takes 4 distinct prompts") for m in at.markdown)
+    assert t("en", "trl.fix.no_round", prompts=4, n=3) in [m.value for m in at.markdown]  # U = 32 ÷ 8
     at = run(PAGE, lang="en", num_samples="3", max_steps="5")
     plan = expected(num_samples=3, max_steps=5)
     assert plan.trainer.optimizer_steps == 0
