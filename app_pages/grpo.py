@@ -46,8 +46,9 @@ def apply(transition: Callable[..., Player], *args: object) -> Player:
     return player
 
 
-def grpo_controls(lang: str) -> None:
-    """GRPOConfig's count fields: setup fields (the URL keeps them), drawn here, not in the sidebar."""
+def grpo_controls(lang: str, setup) -> None:  # noqa: ANN001 - the shared TrainingSetup, or None
+    """GRPOConfig's count fields: setup fields (the URL keeps them), drawn here, not in the sidebar; and, where the
+    setup's differ, GRPOConfig's own defaults for the Trainer's fields, one click away (the one writer)."""
     with st.container(border=True, key="grpo_settings"):
         st.markdown(f"**{t(lang, 'grpo.settings')}**")
         with st.container(horizontal=True, key="grpo_fields"):
@@ -55,6 +56,12 @@ def grpo_controls(lang: str) -> None:
                 with st.container(width=175):
                     state.field_control(lang, name)
         st.caption(t(lang, "grpo.settings_note"))
+        differing = view.config_defaults_differing(setup)
+        if differing:
+            with st.container(horizontal=True, vertical_alignment="center", key="grpo_defaults"):
+                st.caption(view.config_defaults_text(lang))
+                st.button(t(lang, "grpo.use_defaults"), key="grpo_use_defaults", on_click=state.set_values,
+                          args=(differing,), icon=":material/settings_backup_restore:")
 
 
 def planned(lang: str, setup, presenter: bool):  # noqa: ANN001, ANN201 - a TrainingSetup in, a GrpoPlan or None out
@@ -151,7 +158,7 @@ lang, presenter = context.lang, context.presenter
 if context.error is not None:
     layout.show_setup_error(context.error, lang)
 if not presenter:  # the projector gets the picture: the settings stay in the link (and on the presenter's laptop)
-    grpo_controls(lang)
+    grpo_controls(lang, context.setup)
 plan = planned(lang, context.setup, presenter)
 if plan is not None:
     with st.container(horizontal=True, gap="small", key=layout.CARDS_KEY + "_grpo"):

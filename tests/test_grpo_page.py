@@ -110,3 +110,16 @@ def test_too_few_prompts_for_a_round_says_so():
     assert plan.trainer.optimizer_steps == 0
     assert [i.value for i in at.info if i.value.startswith("Too few prompts")] == [
         t("en", "grpo.no_rounds", u=plan.unique_prompts_per_round, n=3)]
+
+
+def test_grpoconfigs_own_defaults_are_one_click_away():
+    """GRPOConfig's learning rate and logging steps (TRL's, not TrainingArguments') through the one writer: the
+    sidebar, the link and the plan follow."""
+    at = run(PAGE, lang="en")
+    at.button(key="grpo_use_defaults").click().run()
+    assert not at.exception
+    assert (at.query_params["learning_rate"], at.query_params["logging_steps"]) in ((["1e-06"], ["10"]), ("1e-06", "10"))
+    plan = expected(learning_rate=1e-6, logging_steps=10)
+    assert metrics(at)[t("en", "grpo.count.lr")] == "1.00e-06"
+    assert card(at, "en", "updates") == fmt_int(plan.trainer.max_steps)
+    assert not [b for b in at.button if b.key == "grpo_use_defaults"]  # the setup has them now

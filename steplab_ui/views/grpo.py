@@ -11,10 +11,25 @@ from steplab.i18n import fmt_float, fmt_int, fmt_lr, t
 from steplab.simulation import grpo_run
 from steplab.simulation.grpo_run import GrpoTimeline
 from steplab.trl.grpo import GrpoPlan
+from steplab.trl.settings import CONFIG_DEFAULTS
 from steplab_ui.views import animation
 
 GRPO_FIELDS = ("num_generations", "steps_per_generation", "generation_batch_size", "num_iterations")
 """The page's own controls: GRPOConfig's count fields (the setup's rows; the sidebar holds the rest)."""
+
+
+def config_defaults_differing(setup) -> dict[str, object]:  # noqa: ANN001 - a TrainingSetup, or None
+    """GRPOConfig's own defaults where they differ from the setup's values (`learning_rate` 1e-6, `logging_steps`
+    10: TRL 1.16.0's, `steplab.trl.settings.CONFIG_DEFAULTS`); empty when the setup has them."""
+    if setup is None:
+        return {}
+    return {name: value for name, value in CONFIG_DEFAULTS["GRPOTrainer"].items() if getattr(setup, name) != value}
+
+
+def config_defaults_text(lang: str) -> str:
+    """The sentence beside the button that sets them."""
+    defaults = CONFIG_DEFAULTS["GRPOTrainer"]
+    return t(lang, "grpo.defaults", lr=fmt_lr(defaults["learning_rate"]), steps=defaults["logging_steps"])
 
 
 def legend(plan: GrpoPlan, lang: str) -> str:
