@@ -2,7 +2,7 @@
 [--lr-per-step]`.
 
 `--set trainer_class=GRPOTrainer` (or `DPOTrainer`, `SFTTrainer`) and TRL's fields (`num_generations`,
-`steps_per_generation`, `generation_batch_size`, `num_iterations`; `steplab.trainer.fields.TRL_FIELDS`) plan the
+`steps_per_generation`, `generation_batch_size`, `num_iterations`: rows of `steplab.trainer.fields.FIELDS`) plan the
 run as TRL does (`steplab.trl`): the JSON keeps every field and, for GRPO, counts completions and adds the rounds.
 
 Prints one JSON object. Exit 0 on success, 2 for invalid input (one line on stderr naming the field, or the
@@ -32,7 +32,7 @@ from steplab.trainer.record import plan_record
 from steplab.trainer.setup import TrainingSetup, setup_from_mapping
 from steplab.trl.grpo import GrpoPlan
 from steplab.trl.plan import grpo_record, plan_trl, trl_record
-from steplab.trl.settings import TrlSettings, split_trl_values, with_config_defaults
+from steplab.trl.settings import names_trl, with_config_defaults
 
 MAX_LISTED_RATES = 10_000_000
 
@@ -74,16 +74,16 @@ def grpo_to_json(plan: GrpoPlan, lr_per_step: bool = False, unknown: list[str] |
     return result
 
 
-def _plan_json(setup: TrainingSetup, trl: TrlSettings | None, lr_per_step: bool, unknown: list[str]
-               ) -> tuple[dict[str, Any], int]:
-    """The JSON of a setup's plan (under TRL's trainer class when one is given) and its `max_steps`."""
-    if trl is None:
+def _plan_json(setup: TrainingSetup, trl: bool, lr_per_step: bool, unknown: list[str]) -> tuple[dict[str, Any], int]:
+    """The JSON of a setup's plan (under its TRL trainer class when `trl`: TRL's fields were given) and its
+    `max_steps`."""
+    if not trl:
         plan = make_plan(setup)
         return plan_to_json(plan, lr_per_step, unknown), plan.max_steps
-    planned = plan_trl(setup, trl)
+    planned = plan_trl(setup)
     if isinstance(planned, GrpoPlan):
         return grpo_to_json(planned, lr_per_step, unknown), planned.trainer.max_steps
-    return {**plan_to_json(planned, lr_per_step, unknown), **trl_record(planned, trl)}, planned.max_steps
+    return {**plan_to_json(planned, lr_per_step, unknown), **trl_record(planned)}, planned.max_steps
 
 
 def _parse_value(text: str) -> Any:
@@ -173,13 +173,12 @@ def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], d
     return values, ignored, count
 
 
-def _trl_values(values: dict[str, Any]) -> tuple[TrlSettings | None, dict[str, Any]]:
-    """TRL's settings when any is given (`trainer_class=GRPOTrainer`, `num_generations`, …), with its config's
-    defaults for the setup fields left out; else None and the values as they were."""
-    trl, rest = split_trl_values(values)
-    if len(rest) == len(values):
-        return None, values
-    return trl, with_config_defaults(rest, trl.trainer_class)
+def _trl_values(values: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
+    """Whether TRL plans the run (any of its fields given: `trainer_class=GRPOTrainer`, `num_generations`, …), and
+    the values with its config's defaults for the setup fields left out."""
+    if not names_trl(values):
+        return False, values
+    return True, with_config_defaults(values)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 from test_app import run as run_page
 
 from steplab.teaching.presets import presets
+from steplab.trainer.fields import TRL_FIELD_NAMES
 from steplab_ui.shell.state import ADVANCED_KEYS, ADVANCED_OPEN, control_key, control_value
 
 
@@ -31,21 +32,23 @@ def drawn(at: AppTest) -> set[str]:
 
 
 def test_a_closed_section_draws_none_of_its_controls_and_a_links_values_hold():
-    at = run(lang="en", warmup_steps="10", lr_scheduler_type="cosine", eval_on_start="true")
+    at = run(lang="en", warmup_steps="10", lr_scheduler_type="cosine", eval_on_start="true", num_generations="4")
     assert drawn(at) == set()
     assert "`warmup_steps = 10`" in arithmetic(at)  # the engine's plan took the link's warmup
     assert (at.session_state["lr_scheduler_type"], at.session_state["eval_on_start"]) == ("cosine", True)
     at.run()
     at.run()
     assert "`warmup_steps = 10`" in arithmetic(at)
-    assert {key: at.query_params[key] for key in ("warmup_steps", "lr_scheduler_type", "eval_on_start")} == {
-        "warmup_steps": "10", "lr_scheduler_type": "cosine", "eval_on_start": "true"}
+    assert {key: at.query_params[key] for key in ("warmup_steps", "lr_scheduler_type", "eval_on_start",
+                                                  "num_generations")} == {
+        "warmup_steps": "10", "lr_scheduler_type": "cosine", "eval_on_start": "true", "num_generations": "4"}
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_what_was_set_in_the_open_section_survives_closing_and_reopening_it(lang):
     at = run(advanced=True, lang=lang)
-    assert drawn(at) == set(ADVANCED_KEYS) - {"limit_train_batches"}  # Lightning's field shows for Lightning only
+    # Lightning's field shows for Lightning only; TRL's fields have their page's controls, not the sidebar's
+    assert drawn(at) == set(ADVANCED_KEYS) - {"limit_train_batches", *TRL_FIELD_NAMES}
     at.number_input(key=control_key("warmup_steps")).set_value(12.0).run()
     at.selectbox(key=control_key("lr_scheduler_type")).set_value("cosine").run()
     at.session_state[ADVANCED_OPEN] = False

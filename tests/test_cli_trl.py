@@ -8,7 +8,6 @@ from test_cli import cli
 from steplab.cli import main
 from steplab.trainer.setup import setup_from_mapping
 from steplab.trl.grpo import plan_grpo
-from steplab.trl.settings import TrlSettings
 
 GRPO = ["--set", "trainer_class=GRPOTrainer", "--set", "num_samples=5498", "--set", "per_device_train_batch_size=8",
         "--set", "world_size=7", "--set", "gradient_accumulation_steps=4", "--set", "num_generations=8"]
@@ -25,8 +24,9 @@ def test_grpo_json_keeps_every_field_and_adds_the_rounds(capsys):
     assert set(trainer) - {"learning_rates"} <= set(grpo)
     assert GRPO_KEYS <= set(grpo)
     setup = setup_from_mapping({"num_samples": 5498, "per_device_train_batch_size": 8, "world_size": 7,
-                                "gradient_accumulation_steps": 4, "learning_rate": 1e-6, "logging_steps": 10})[0]
-    plan = plan_grpo(setup, TrlSettings(trainer_class="GRPOTrainer", num_generations=8))
+                                "gradient_accumulation_steps": 4, "learning_rate": 1e-6, "logging_steps": 10,
+                                "trainer_class": "GRPOTrainer", "num_generations": 8})[0]
+    plan = plan_grpo(setup)
     assert grpo["max_steps"] == plan.trainer.max_steps != trainer["max_steps"]
     assert grpo["generation_rounds"] == plan.generation_rounds
     assert grpo["total_train_batch_size"] == grpo["completions_per_update"] == 8 * 4 * 7

@@ -207,3 +207,24 @@ def test_a_setup_is_a_value_not_a_widget_state():
 
     assert "streamlit" not in open(query.__file__, encoding="utf-8").read()
     assert isinstance(from_query({}).setup, TrainingSetup) and from_query({}).setup == DEFAULTS
+
+
+def test_trl_fields_travel_in_the_link_only_when_set():
+    """TRL's rows (trainer class, GRPO's counts) are setup fields: a link without them reads as the plain Trainer's
+    setup always did and `to_query` writes none of them at their defaults; a GRPO link comes back whole."""
+    from steplab.trainer.fields import TRL_FIELD_NAMES
+    from steplab.trl.grpo import GrpoPlan
+    from steplab.trl.plan import plan_trl
+
+    plain = from_query({"num_samples": "100", "gradient_accumulation_steps": "4"}, COURSE)
+    assert not set(to_query(plain.setup, COURSE)) & set(TRL_FIELD_NAMES)
+    assert all(getattr(plain.setup, name) == FIELDS[name].default for name in TRL_FIELD_NAMES)
+    link = {"num_samples": "100", "trainer_class": "GRPOTrainer", "num_generations": "4", "num_iterations": "2",
+            "generation_batch_size": "16", "eval_strategy": "no"}
+    parsed = from_query(link, COURSE)
+    assert not parsed.notices and to_query(parsed.setup, COURSE) == link
+    plan = plan_trl(parsed.setup)  # the course's batch size 4: Gb 16 is S = 4 micro-batches of 4, U = 16 / 4 prompts
+    assert COURSE.per_device_train_batch_size == 4 and COURSE.world_size == 1
+    assert isinstance(plan, GrpoPlan) and plan.unique_prompts_per_round == 4 and plan.micro_batches_per_round == 8
+    refused = from_query({"trainer_class": "PPOTrainer", "num_generations": "-1"}, COURSE)
+    assert {notice.key for notice in refused.notices} == {"trainer_class", "num_generations"}

@@ -9,7 +9,6 @@ from steplab.errors import TrainerRefusal
 from steplab.trainer.setup import setup_from_mapping
 from steplab.trl.grpo import plan_grpo
 from steplab.trl.packing import packed_examples
-from steplab.trl.settings import TrlSettings
 
 
 @pytest.mark.parametrize(("strategy", "packed"), [("bfd", 3), ("bfd_split", 3), ("wrapped", 3)])
@@ -29,8 +28,9 @@ def test_grpo_sampler_figure():
     """`grpo_trainer.py`'s figure: 2 processes, B 3, G 2, GA 2, S 4: a round is prompts 0 to 11, made again at the
     fifth micro-batch (step 4), two updates per round."""
     setup = setup_from_mapping({"num_samples": 48, "per_device_train_batch_size": 3, "world_size": 2,
-                                "gradient_accumulation_steps": 2, "num_train_epochs": 1, "trainer": "hf-5"})[0]
-    plan = plan_grpo(setup, TrlSettings(trainer_class="GRPOTrainer", num_generations=2, steps_per_generation=4))
+                                "gradient_accumulation_steps": 2, "num_train_epochs": 1, "trainer": "hf-5",
+                                "trainer_class": "GRPOTrainer", "num_generations": 2, "steps_per_generation": 4})[0]
+    plan = plan_grpo(setup)
     assert (plan.generation_batch_size, plan.unique_prompts_per_round, plan.rounds_per_epoch) == (24, 12, 4)
     assert plan.generation_micro_batches().tolist()[:2] == [0, 4]
     assert plan.trainer.max_steps == 8
@@ -39,6 +39,23 @@ def test_grpo_sampler_figure():
 
 
 def test_generation_batch_and_steps_together_are_refused():
-    setup = setup_from_mapping({"num_samples": 48, "per_device_train_batch_size": 4})[0]
+    setup = setup_from_mapping({"num_samples": 48, "per_device_train_batch_size": 4, "steps_per_generation": 2,
+                                "generation_batch_size": 8})[0]
     with pytest.raises(TrainerRefusal, match="can not be both configured"):
-        plan_grpo(setup, TrlSettings(steps_per_generation=2, generation_batch_size=8))
+        plan_grpo(setup)
+
+
+@pytest.mark.parametrize(("values", "said"), [
+    ({"num_generations": 6}, "2, 4, 8"),  # Gb = 8 (B 4 × GA 2): the values of G that divide it
+    ({"num_generations": 1}, "`2`"),
+    ({"num_generations": 0}, "`2`"),
+    ({"generation_batch_size": 6}, "4"),
+    ({"generation_batch_size": 16, "steps_per_generation": 2}, "steps_per_generation"),
+])
+def test_every_grpo_refusal_says_what_to_change_in_both_languages(values, said):
+    setup = setup_from_mapping({"num_samples": 100, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 2,
+                                **values})[0]
+    with pytest.raises(TrainerRefusal) as refusal:
+        plan_grpo(setup)
+    fix = refusal.value.fix
+    assert said in fix.get("zh") and said in fix.get("en") and fix.get("zh") != fix.get("en")

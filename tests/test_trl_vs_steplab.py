@@ -4,7 +4,8 @@ Each generated configuration is trained for real by TRL (`tests/trl_worker.py`: 
 completions, in TRL's own environment, `tests/trl_env.py`) and planned by StepLab. They must agree on
 `state.max_steps`, the optimizer steps, the final epoch, the micro-batches and learning rate of every update, the
 generation rounds (and the micro-batch each comes before), the rounds each update learns from and whether it
-reuses one (μ > 1), "Num examples" and "Total train batch size"; where TRL
+reuses one (μ > 1), "Num examples" and "Total train batch size", and the whole "Running training" block the
+console shows (`simulation.grpo_run.counts` for GRPO: prompts and completions); where TRL
 refuses a configuration, StepLab must refuse it with TRL's exception type and message. SFT packing compares the
 example count packing leaves. Two-process GRPO runs go through torchrun (gloo).
 
@@ -24,12 +25,12 @@ import numpy as np
 import pytest
 
 from steplab.errors import SetupError, TrainerRefusal
+from steplab.simulation import grpo_run
 from steplab.simulation.logblock import running_training_block
 from steplab.trainer.events import events
 from steplab.trainer.setup import setup_from_mapping
 from steplab.trl.packing import packed_examples
 from steplab.trl.plan import plan_trl
-from steplab.trl.settings import split_trl_values
 from tests.trl_cases import dpo_cases, examples, grpo_cases, packing_cases, steplab_values
 from tests.trl_env import TrlOracle, two_processes
 
@@ -53,9 +54,8 @@ def oracle(release):
 
 def steplab(case: dict, profile: str, processes: int = 1) -> dict:
     """StepLab's plan of a case, in the worker's terms (or its refusal)."""
-    trl_settings, values = split_trl_values(steplab_values(case, processes))
     try:
-        plan = plan_trl(setup_from_mapping({**values, "trainer": profile})[0], trl_settings)
+        plan = plan_trl(setup_from_mapping({**steplab_values(case, processes), "trainer": profile})[0])
     except TrainerRefusal as refusal:
         return {"status": "error", "error_type": refusal.error_type, "error": refusal.message}
     trainer = getattr(plan, "trainer", plan)
@@ -63,6 +63,8 @@ def steplab(case: dict, profile: str, processes: int = 1) -> dict:
     result = {"status": "ok", "state_max_steps": trainer.max_steps, "optimizer_steps": trainer.optimizer_steps,
               "final_epoch": trainer.final_epoch, "sizes": sizes, "lrs": trainer.learning_rates().tolist(),
               "num_examples": plan.num_examples if hasattr(plan, "num_examples") else _logged_examples(trainer)}
+    counted = grpo_run.counts(plan) if hasattr(plan, "generation_rounds") else None
+    result["block"] = running_training_block(trainer, counted=counted).splitlines()[:-1]  # the console's block
     if hasattr(plan, "generation_rounds"):
         first, last, reused = plan.update_rounds()
         result.update(generations=plan.generation_micro_batches().tolist(),
@@ -85,7 +87,7 @@ def compare(real: dict, ours: dict, case: dict) -> None:
         assert (ours["error_type"], ours["error"]) == (real["error_type"], real["error"]), context
         return
     assert ours["status"] == "ok", "StepLab refused a configuration TRL runs" + context
-    for key in ("state_max_steps", "optimizer_steps", "sizes", "num_examples", "total_train_batch_size"):
+    for key in ("state_max_steps", "optimizer_steps", "sizes", "num_examples", "total_train_batch_size", "block"):
         assert ours[key] == real[key], key + context
     assert math.isclose(ours["final_epoch"], real["final_epoch"], rel_tol=1e-9, abs_tol=1e-12), context
     assert np.allclose(ours["lrs"], real["lrs"], rtol=1e-9, atol=1e-15), "learning rates" + context
@@ -173,11 +175,10 @@ def test_refusals_outside_trl_are_steplab_setup_errors():
     """What StepLab itself does not plan is said as a SetupError, never as a guess."""
     values = steplab_values({"trainer": "grpo", "num_samples": 8, "args": {"per_device_train_batch_size": 2,
                                                                            "num_generations": 2}})
-    trl_settings, rest = split_trl_values(values)
     with pytest.raises(SetupError, match="transformers 4.56"):
-        plan_trl(setup_from_mapping({**rest, "trainer": "hf-4.51"})[0], trl_settings)
+        plan_trl(setup_from_mapping({**values, "trainer": "hf-4.51"})[0])
     with pytest.raises(SetupError, match="eval_strategy"):
-        plan_trl(setup_from_mapping({**rest, "eval_strategy": "steps", "eval_steps": 1})[0], trl_settings)
+        plan_trl(setup_from_mapping({**values, "eval_strategy": "steps", "eval_steps": 1})[0])
 
 
 DEFAULTS_CASES = [
@@ -194,8 +195,7 @@ def test_trl_config_defaults_match_trl(oracle):
     """Left out, `learning_rate` and `logging_steps` take the TRL config's defaults, not `TrainingArguments`'."""
     for case, real in zip(DEFAULTS_CASES, oracle.run(DEFAULTS_CASES), strict=True):
         assert real["status"] == "ok", real
-        trl_settings, values = split_trl_values(steplab_values(case))
-        plan = plan_trl(setup_from_mapping({**values, "trainer": _profile(oracle)})[0], trl_settings)
+        plan = plan_trl(setup_from_mapping({**steplab_values(case), "trainer": _profile(oracle)})[0])
         trainer = getattr(plan, "trainer", plan)
         assert np.allclose(trainer.learning_rates(), real["lrs"], rtol=1e-9, atol=1e-15), (case, real["lrs"])
         assert events(trainer, "log").steps() == real["log_at_steps"], case

@@ -1,7 +1,7 @@
 """Generated TRL configurations (hypothesis) for `tests/test_trl_vs_steplab.py`, as both sides take them.
 
 A case is the worker's request (`trl_worker.py`: trainer, N, the config's arguments, or token lengths) and the
-values StepLab reads (`TrainingSetup` fields and `TrlSettings`). Everything is tiny: at most a few dozen
+values StepLab reads (`TrainingSetup` fields, TRL's among them). Everything is tiny: at most a few dozen
 micro-batches a run, one-token completions.
 """
 
@@ -92,7 +92,7 @@ def steplab_values(case: dict[str, Any], processes: int = 1) -> dict[str, Any]:
     values.update(trainer_class=trainer_class, num_samples=case.get("num_samples", len(case.get("lengths", ()))),
                   world_size=processes, save_strategy="no")
     if case.get("config_defaults"):
-        return with_config_defaults(values, trainer_class)
+        return with_config_defaults(values)
     values["logging_steps"] = 10**6
     return values
 

@@ -127,6 +127,20 @@ def logged(lines: list[str], label: str) -> int | None:
     return None
 
 
+def block(lines: list[str]) -> list[str]:
+    """The "***** Running training *****" block as logged, one line per message, without the parameter count
+    (the model's, not the plan's)."""
+    start = next((i for i, line in enumerate(lines) if line.startswith("***** Running training")), None)
+    if start is None:
+        return []
+    found = []
+    for line in lines[start:]:
+        if "Number of trainable parameters" in line:
+            break
+        found.append(line)
+    return found
+
+
 def build(case: dict, out: str):
     kind = case["trainer"]
     common = dict(output_dir=out, report_to="none", use_cpu=True, disable_tqdm=True, seed=0, save_strategy="no",
@@ -221,6 +235,7 @@ def run(case: dict) -> dict:
         "update_rounds": record["update_rounds"],
         "micro_batches": record["micro_batches"],
         "num_examples": logged(handler.lines, "Num examples"),
+        "block": block(handler.lines),
         "total_train_batch_size": logged(handler.lines, "Total train batch size (w. parallel, distributed & accumulation)"),
         "train_examples": len(trainer.train_dataset),
         "versions": {"trl": trl.__version__, "transformers": transformers.__version__},

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from steplab.simulation.logblock import running_training_block
+from steplab.simulation.logblock import Counts, counts, running_training_block
 from steplab.trainer import geometry
 from steplab.trainer.events import Events, events
 from steplab.trainer.plan import Plan
@@ -178,6 +178,11 @@ class RunLog:
     output_dir: str = DEFAULT_OUTPUT_DIR
     eval_seconds: float | None = None  # one evaluation's runtime (default: two training steps)
     eval_samples: int = 64
+    counted: Counts | None = None  # the block's and the summary's figures when the plan counts another unit (GRPO)
+
+    @property
+    def figures(self) -> Counts:
+        return self.counted or counts(self.plan)
 
     @property
     def total(self) -> int:
@@ -203,7 +208,7 @@ class RunLog:
         return bar_text(step, self.total, self.elapsed(step))
 
     def start_lines(self) -> list[Line]:
-        return [Line(0, "start", text) for text in running_training_block(self.plan).splitlines()]
+        return [Line(0, "start", text) for text in running_training_block(self.plan, counted=self.counted).splitlines()]
 
     def _log_lines(self, steps: np.ndarray) -> list[Line]:
         if not len(steps):
@@ -265,9 +270,9 @@ class RunLog:
 
     def summary_values(self) -> list[tuple[str, float]]:
         """The end-of-training metrics in the order the release logs them (`total_flos` is not printed)."""
-        plan, s = self.plan, self.plan.setup
+        plan, s, figures = self.plan, self.plan.setup, self.figures
         runtime = max(self.elapsed(self.steps), 1e-4)
-        samples = plan.max_steps * plan.total_train_batch_size if s.uses_max_steps else s.num_samples * s.num_train_epochs
+        samples = plan.max_steps * figures.total if s.uses_max_steps else figures.examples * s.num_train_epochs
         counted = plan.max_steps
         if plan.profile.floats_4g:
             samples = samples * self.steps / max(plan.max_steps, 1)

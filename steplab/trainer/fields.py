@@ -1,7 +1,9 @@
 """Every setup field, declared once: its kind, its range, its default and whether the Trainer knows it.
 
-`FIELDS` are the setup the Trainer plans (sidebar, URL, YAML, CLI `--set`); `DATA_FIELDS` are LLaMA-Factory's
-data settings the dataset stage reads from a YAML (`steplab.dataset.settings`), checked by the same rules.
+`FIELDS` are the setup the Trainer plans (sidebar, URL, YAML, CLI `--set`), with TRL's trainer class and the fields
+of its configs that change the count as rows of the same table (`trainer_classes` names who reads them);
+`DATA_FIELDS` are LLaMA-Factory's data settings the dataset stage reads from a YAML (`steplab.dataset.settings`),
+checked by the same rules.
 
 The validator (`steplab.trainer.setup`), the URL check and the controls of the sidebar and of the compare page
 (`steplab_ui`), the YAML reader and writer (`steplab.io`) and the CLI's `--set` all read this table, so a value
@@ -22,6 +24,9 @@ STRATEGIES = ("no", "steps", "epoch")
 MAX_SAMPLES = 10**12
 MAX_STEPS_LIMIT = 10**9
 MAX_COUNT = 10**6  # batch size, accumulation steps, devices, epochs
+TRAINER_CLASSES = ("Trainer", "SFTTrainer", "DPOTrainer", "GRPOTrainer")
+TRL_CLASSES = TRAINER_CLASSES[1:]
+PACKING_STRATEGIES = ("bfd", "bfd_split", "wrapped")
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,10 @@ class Field:
     writes as comments. `open`: a name outside `choices` is not StepLab's to reject: it goes to the engine,
     which refuses it in the Trainer's own words (`lr_scheduler_type: foo` → "foo is not a valid SchedulerType").
     The controls still offer `choices` only.
+    `trainer_classes`: the TRL trainer classes whose config has the field and counts with it (`GRPOConfig`'s
+    `num_generations`, …); empty for `TrainingArguments`' own fields and StepLab's, which every class reads. Such a
+    field is neither a LLaMA-Factory YAML key nor a sidebar control: the URL, the CLI and its own page carry it,
+    and its default is TRL's, so a setup that leaves it out is the plain Trainer's as before.
     """
 
     name: str
@@ -47,6 +56,7 @@ class Field:
     optional: bool = False
     trainer_argument: bool = True
     open: bool = False
+    trainer_classes: tuple[str, ...] = ()
 
     @property
     def is_number(self) -> bool:
@@ -81,30 +91,27 @@ FIELDS: dict[str, Field] = {field.name: field for field in (
     Field("dataloader_drop_last", "bool", False),
     Field("limit_train_batches", "limit", None, 0, MAX_SAMPLES, optional=True, trainer_argument=False),
     Field("trainer", "choice", LLAMA_FACTORY_PROFILE, choices=tuple(PROFILES), trainer_argument=False),
+    # TRL 1.16.0: which trainer runs the setup (what picks a TRL config), then its configs' fields that count
+    Field("trainer_class", "choice", "Trainer", choices=TRAINER_CLASSES, trainer_argument=False,
+          trainer_classes=TRL_CLASSES),
+    Field("num_generations", "int", 8, 0, MAX_COUNT,  # below 2: GRPOConfig refuses it in its own words
+          trainer_classes=("GRPOTrainer",)),
+    Field("steps_per_generation", "int", None, 1, MAX_COUNT, optional=True, trainer_classes=("GRPOTrainer",)),
+    Field("generation_batch_size", "int", None, 1, MAX_SAMPLES, optional=True, trainer_classes=("GRPOTrainer",)),
+    Field("num_iterations", "int", 1, 1, MAX_COUNT, trainer_classes=("GRPOTrainer",)),
+    Field("packing", "bool", False, trainer_classes=("SFTTrainer",)),
+    Field("packing_strategy", "choice", "bfd", choices=PACKING_STRATEGIES, trainer_classes=("SFTTrainer",)),
+    Field("max_length", "int", 1024, 1, 10**9, trainer_classes=("SFTTrainer",)),
 )}
 
 FIELD_NAMES: tuple[str, ...] = tuple(FIELDS)
-TRAINING_ARGUMENT_FIELDS: tuple[str, ...] = tuple(name for name, f in FIELDS.items() if f.trainer_argument)
-STEPLAB_ONLY: tuple[str, ...] = tuple(name for name, f in FIELDS.items() if not f.trainer_argument)
+TRL_FIELD_NAMES: tuple[str, ...] = tuple(name for name, f in FIELDS.items() if f.trainer_classes)
+"""The trainer class and TRL's count fields: what the Trainer alone never reads."""
+TRAINING_ARGUMENT_FIELDS: tuple[str, ...] = tuple(name for name, f in FIELDS.items()
+                                                  if f.trainer_argument and not f.trainer_classes)
+STEPLAB_ONLY: tuple[str, ...] = tuple(name for name, f in FIELDS.items()
+                                      if not f.trainer_argument and not f.trainer_classes)
 PROFILE_IDS: tuple[str, ...] = FIELDS["trainer"].choices
-
-
-TRAINER_CLASSES = ("Trainer", "SFTTrainer", "DPOTrainer", "GRPOTrainer")
-PACKING_STRATEGIES = ("bfd", "bfd_split", "wrapped")
-
-TRL_FIELDS: dict[str, Field] = {field.name: field for field in (
-    Field("trainer_class", "choice", "Trainer", choices=TRAINER_CLASSES, trainer_argument=False),
-    Field("num_generations", "int", 8, 0, MAX_COUNT),  # below 2: GRPOConfig refuses it in its own words
-    Field("steps_per_generation", "int", None, 1, MAX_COUNT, optional=True),
-    Field("generation_batch_size", "int", None, 1, MAX_SAMPLES, optional=True),
-    Field("num_iterations", "int", 1, 1, MAX_COUNT),
-    Field("packing", "bool", False),
-    Field("packing_strategy", "choice", "bfd", choices=PACKING_STRATEGIES),
-    Field("max_length", "int", 1024, 1, 10**9),
-)}
-"""TRL's trainer class and the fields of its configs that change the count (`steplab.trl`; TRL 1.16.0's defaults:
-`GRPOConfig`, `SFTConfig`). A table of its own for now: the setup's one table is being reworked (issue 31), and
-these join it as rows when it lands."""
 
 
 DATA_FIELDS: dict[str, Field] = {field.name: field for field in (

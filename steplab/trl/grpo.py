@@ -34,10 +34,10 @@ from functools import cached_property
 import numpy as np
 
 from steplab.errors import SetupError, TrainerRefusal
+from steplab.i18n import msg
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.profiles import PROFILES, release_key, release_range
 from steplab.trainer.setup import TrainingSetup
-from steplab.trl.settings import TrlSettings
 
 TRL_MINIMUM_TRANSFORMERS = "4.56.2"
 """TRL 1.16.0 requires transformers 4.56.2 or newer (its package metadata)."""
@@ -46,33 +46,44 @@ TRL_PROFILES = tuple(profile.id for profile in PROFILES.values() if profile.fram
 """The release profiles TRL runs on: those whose newest release is TRL's minimum or newer (from the rows)."""
 
 
-def generation_sizes(setup: TrainingSetup, settings: TrlSettings) -> tuple[int, int]:
-    """(steps_per_generation S, generation_batch_size Gb) as `GRPOConfig.__post_init__` derives them, or its refusal."""
+def _divisors(number: int, smallest: int = 2, most: int = 6) -> str:
+    """The first `most` divisors of `number` from `smallest` on, as a list to offer ("2, 4, 7, 8 …")."""
+    found = [d for d in range(smallest, min(number, 10**6) + 1) if number % d == 0][:most + 1]
+    return ", ".join(map(str, found[:most])) + (" …" if len(found) > most else "")
+
+
+def generation_sizes(setup: TrainingSetup) -> tuple[int, int]:
+    """(steps_per_generation S, generation_batch_size Gb) as `GRPOConfig.__post_init__` derives them, or its refusal
+    (in TRL's words, with what to change in the reader's: `fix`)."""
     batch, processes = setup.per_device_train_batch_size, setup.world_size
-    generations = settings.num_generations
-    steps, size = settings.steps_per_generation, settings.generation_batch_size
+    generations = setup.num_generations
+    steps, size = setup.steps_per_generation, setup.generation_batch_size
     if size is None and steps is None:
         steps = setup.gradient_accumulation_steps
         size = batch * processes * steps
     elif size is not None and steps is None:
         if size % (batch * processes):
             raise TrainerRefusal("ValueError", f"generation_batch_size ({size}) must be divisible by the global batch "
-                                 f"size ({batch * processes}).", "generation_batch_size")
+                                 f"size ({batch * processes}).", "generation_batch_size",
+                                 msg("trl.fix.global_batch", size=size, batch=batch, processes=processes, count=processes,
+                                     global_batch=batch * processes))
         steps = size // (batch * processes)
     elif size is None and steps is not None:
         size = batch * processes * steps
     else:
         raise TrainerRefusal("ValueError", "'generation_batch_size' and 'steps_per_generation' can not be both "
-                             "configured at the same time", "steps_per_generation")
+                             "configured at the same time", "steps_per_generation", msg("trl.fix.both_set"))
     if generations == 0:
-        raise TrainerRefusal("ZeroDivisionError", "integer modulo by zero", "num_generations")
+        raise TrainerRefusal("ZeroDivisionError", "integer modulo by zero", "num_generations",
+                             msg("trl.fix.at_least_two", generations=generations))
     if size % generations:
         raise TrainerRefusal("ValueError", f"generation_batch_size ({size}) must be divisible by num_generations "
-                             f"({generations}).", "num_generations")
+                             f"({generations}).", "num_generations",
+                             msg("trl.fix.divisible", size=size, generations=generations, choices=_divisors(size)))
     if generations < 2:
         raise TrainerRefusal("ValueError", "GRPO requires at least 2 generations per prompt to calculate the "
                              f"advantages. You provided {generations}, which is less than the minimum required.",
-                             "num_generations")
+                             "num_generations", msg("trl.fix.at_least_two", generations=generations))
     return steps, size
 
 
@@ -80,8 +91,7 @@ def generation_sizes(setup: TrainingSetup, settings: TrlSettings) -> tuple[int, 
 class GrpoPlan:
     """A GRPO run: its rounds of generation and the Trainer's plan over the micro-batches they make."""
 
-    setup: TrainingSetup
-    settings: TrlSettings
+    setup: TrainingSetup  # with GRPOConfig's fields: `num_generations` G, `num_iterations` μ, …
     steps_per_generation: int  # S
     generation_batch_size: int  # Gb, completions per round over all processes
     trainer: Plan  # the Trainer's plan over ⌊N / U⌋·μ·S micro-batches per epoch
@@ -89,7 +99,7 @@ class GrpoPlan:
     @property
     def unique_prompts_per_round(self) -> int:
         """U = Gb / G: distinct prompts each generation round draws."""
-        return self.generation_batch_size // self.settings.num_generations
+        return self.generation_batch_size // self.setup.num_generations
 
     @property
     def rounds_per_epoch(self) -> int:
@@ -99,7 +109,7 @@ class GrpoPlan:
     @property
     def micro_batches_per_round(self) -> int:
         """S·μ: the micro-batches each process runs on one round's completions."""
-        return self.steps_per_generation * self.settings.num_iterations
+        return self.steps_per_generation * self.setup.num_iterations
 
     @property
     def prompts_dropped_per_epoch(self) -> int:
@@ -147,17 +157,24 @@ class GrpoPlan:
         return starts // per_round, (ends - 1) // per_round, reused
 
 
-def plan_grpo(setup: TrainingSetup, settings: TrlSettings) -> GrpoPlan:
+def plan_grpo(setup: TrainingSetup) -> GrpoPlan:
     """The GRPO run of `setup` (N = `num_samples` prompts); raises TRL's refusals as `TrainerRefusal`."""
     if setup.trainer not in TRL_PROFILES:
         raise SetupError("trl.profile", field="trainer", value=setup.trainer, allowed=", ".join(TRL_PROFILES),
                          minimum=TRL_MINIMUM_TRANSFORMERS)
     if setup.eval_strategy != "no":
         raise SetupError("trl.grpo_eval", field="eval_strategy")
-    steps, size = generation_sizes(setup, settings)
-    prompts = size // settings.num_generations
-    micro_batches = (setup.num_samples // prompts) * settings.num_iterations * steps
+    steps, size = generation_sizes(setup)
+    prompts = size // setup.num_generations
+    micro_batches = (setup.num_samples // prompts) * setup.num_iterations * steps
     # one sample per micro-batch on one process: the Trainer sees exactly this many batches per epoch
-    trainer = make_plan(setup.replace(num_samples=micro_batches, per_device_train_batch_size=1, world_size=1,
-                                      dataloader_drop_last=False), random_sampler=False)
-    return GrpoPlan(setup, settings, steps, size, trainer)
+    try:
+        trainer = make_plan(setup.replace(num_samples=micro_batches, per_device_train_batch_size=1, world_size=1,
+                                          dataloader_drop_last=False), random_sampler=False)
+    except TrainerRefusal as refusal:
+        if micro_batches or refusal.fix is not None:
+            raise
+        # fewer prompts than a round: the dataloader is empty, and the Trainer asks for max_steps
+        raise TrainerRefusal(refusal.error_type, refusal.message, "num_samples",
+                             msg("trl.fix.no_round", prompts=prompts, n=setup.num_samples)) from None
+    return GrpoPlan(setup, steps, size, trainer)

@@ -18,29 +18,28 @@ from steplab.trainer.record import MAX_LISTED_EVENTS, plan_record
 from steplab.trainer.setup import TrainingSetup
 from steplab.trl.grpo import GrpoPlan, plan_grpo
 from steplab.trl.packing import packed_examples
-from steplab.trl.settings import TrlSettings
 
 
-def plan_trl(setup: TrainingSetup, settings: TrlSettings, lengths: Sequence[int] | None = None) -> Plan | GrpoPlan:
-    """The plan of `setup` under `settings.trainer_class` (`lengths`: the examples' token lengths, for packing)."""
-    kind = settings.trainer_class
+def plan_trl(setup: TrainingSetup, lengths: Sequence[int] | None = None) -> Plan | GrpoPlan:
+    """The plan of `setup` under its `trainer_class` (`lengths`: the examples' token lengths, for packing)."""
+    kind = setup.trainer_class
     if kind == "GRPOTrainer":
-        return plan_grpo(setup, settings)
-    if kind == "SFTTrainer" and settings.packing:
+        return plan_grpo(setup)
+    if kind == "SFTTrainer" and setup.packing:
         if lengths is None:
             raise SetupError("trl.packing_lengths", field="packing")
-        setup = setup.replace(num_samples=packed_examples(lengths, settings.max_length, settings.packing_strategy))
+        setup = setup.replace(num_samples=packed_examples(lengths, setup.max_length, setup.packing_strategy))
     return make_plan(setup)
 
 
-def trl_record(plan: Plan | GrpoPlan, settings: TrlSettings) -> dict[str, Any]:
+def trl_record(plan: Plan) -> dict[str, Any]:
     """The TRL fields the CLI's JSON adds to the plan's record (which `grpo_record` adapts for GRPO)."""
     setup = plan.setup
-    record: dict[str, Any] = {"trainer_class": settings.trainer_class}
-    if settings.trainer_class == "DPOTrainer":
+    record: dict[str, Any] = {"trainer_class": setup.trainer_class}
+    if setup.trainer_class == "DPOTrainer":
         record["sequences_per_micro_batch"] = 2 * setup.per_device_train_batch_size
-    if settings.trainer_class == "SFTTrainer" and settings.packing:
-        record.update(packing_strategy=settings.packing_strategy, max_length=settings.max_length)
+    if setup.trainer_class == "SFTTrainer" and setup.packing:
+        record.update(packing_strategy=setup.packing_strategy, max_length=setup.max_length)
     return record
 
 
@@ -55,10 +54,10 @@ def grpo_record(plan: GrpoPlan) -> dict[str, Any]:
         total_train_batch_size=plan.completions_per_update,
         trainer_class="GRPOTrainer",
         num_examples=plan.num_examples,
-        num_generations=plan.settings.num_generations,
+        num_generations=plan.setup.num_generations,
         steps_per_generation=plan.steps_per_generation,
         generation_batch_size=plan.generation_batch_size,
-        num_iterations=plan.settings.num_iterations,
+        num_iterations=plan.setup.num_iterations,
         unique_prompts_per_round=plan.unique_prompts_per_round,
         rounds_per_epoch=plan.rounds_per_epoch,
         prompts_dropped_per_epoch=plan.prompts_dropped_per_epoch,

@@ -1,36 +1,16 @@
-"""The trainer class and TRL's own count fields, read from a mapping by the rules of `TRL_FIELDS`."""
+"""The TRL configs' own defaults for setup fields a run leaves out, and which of a mapping's keys are TRL's.
+
+The trainer class and TRL's count fields are rows of the one setup table (`steplab.trainer.fields.FIELDS`, those
+with `trainer_classes`): a `TrainingSetup` carries them, and the URL, the CLI and the pages read them from it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
 from typing import Any
 
-from steplab.trainer.fields import TRL_FIELDS
+from steplab.trainer.fields import FIELDS, TRL_FIELD_NAMES
 from steplab.trainer.setup import check_field
-
-
-@dataclass(frozen=True)
-class TrlSettings:
-    """Which trainer runs the setup, and the TRL config fields that change its count (defaults: TRL 1.16.0's)."""
-
-    trainer_class: str = TRL_FIELDS["trainer_class"].default
-    num_generations: int = TRL_FIELDS["num_generations"].default
-    steps_per_generation: int | None = TRL_FIELDS["steps_per_generation"].default
-    generation_batch_size: int | None = TRL_FIELDS["generation_batch_size"].default
-    num_iterations: int = TRL_FIELDS["num_iterations"].default
-    packing: bool = TRL_FIELDS["packing"].default
-    packing_strategy: str = TRL_FIELDS["packing_strategy"].default
-    max_length: int = TRL_FIELDS["max_length"].default
-
-
-def split_trl_values(values: Mapping[str, Any]) -> tuple[TrlSettings, dict[str, Any]]:
-    """The TRL settings in `values` (checked; raises `SetupError` on the first bad one) and the other values."""
-    known = {f.name for f in fields(TrlSettings)}
-    chosen = {name: check_field(TRL_FIELDS[name], value) for name, value in values.items() if name in known}
-    rest = {name: value for name, value in values.items() if name not in known}
-    return TrlSettings(**chosen), rest
-
 
 CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {
     "Trainer": {},
@@ -42,6 +22,13 @@ CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {
 that leaves the field out gets."""
 
 
-def with_config_defaults(values: Mapping[str, Any], trainer_class: str) -> dict[str, Any]:
-    """`values` with the trainer class's own defaults for the setup fields they leave out."""
+def names_trl(values: Mapping[str, Any]) -> bool:
+    """Whether `values` set the trainer class or any TRL count field (then TRL plans the run)."""
+    return any(name in TRL_FIELD_NAMES for name in values)
+
+
+def with_config_defaults(values: Mapping[str, Any]) -> dict[str, Any]:
+    """`values` with their trainer class's own defaults for the setup fields they leave out (the class checked
+    by its row: raises `SetupError`)."""
+    trainer_class = check_field(FIELDS["trainer_class"], values.get("trainer_class", FIELDS["trainer_class"].default))
     return {**CONFIG_DEFAULTS[trainer_class], **values}

@@ -12,6 +12,7 @@ from steplab.i18n import t
 PAGES = (
     ("learn", "app_pages/home.py", "home", ":material/school:"),
     ("learn", "app_pages/playground.py", "playground", ":material/toys:"),
+    ("learn", "app_pages/grpo.py", "grpo", ":material/auto_awesome:"),
     ("learn", "app_pages/lessons.py", "lessons", ":material/menu_book:"),
     ("learn", "app_pages/selfcheck.py", "selfcheck", ":material/quiz:"),
     ("learn", "app_pages/join.py", "join", ":material/login:"),
@@ -30,7 +31,7 @@ PAGES = (
 # Pages whose first view draws plotly figures: there a new visitor's first run draws the sidebar only, and the page
 # comes once the sidebar is drawn (`browser.sidebar_first`); plotly's code kept the sidebar grey. A page without a
 # figure is drawn in one run (tests/test_app.py checks that the others draw none).
-FIGURE_PAGES = frozenset({"playground", "calculator", "schedule", "labs", "animation"})
+FIGURE_PAGES = frozenset({"playground", "grpo", "calculator", "schedule", "labs", "animation"})
 
 ROOT = Path(__file__).resolve().parents[2]
 _BUILT = "_steplab_nav_pages"

@@ -362,19 +362,21 @@ def _advanced_controls(lang: str) -> None:
                         **_tied("limit_train_batches"), help=t(lang, "help.limit_train_batches"),
                         placeholder=t(lang, "sidebar.unset"))
     for key in ADVANCED_KEYS:
-        if key not in DRAWN:
-            _control(lang, key)
+        if key not in DRAWN and not FIELDS[key].trainer_classes:  # TRL's fields: their page's controls
+            field_control(lang, key)
 
 
 DRAWN = ("dataloader_drop_last", "trainer", "learning_rate", "lr_scheduler_type", "lr_scheduler_kwargs",
          "warmup_steps", "warmup_ratio", "eval_strategy", "eval_steps", "save_strategy", "save_steps",
          "logging_strategy", "logging_steps", "logging_first_step", "eval_on_start", "limit_train_batches")
-"""The advanced fields with a control of their own above; any other field of the table gets `_control`."""
+"""The advanced fields with a control of their own above; any other field of the table gets `field_control`."""
 
 
-def _control(lang: str, key: str) -> None:
+def field_control(lang: str, key: str) -> None:
     """A field's control drawn from its row of the field table alone (a flag, a choice, a number, kwargs): a new
-    field is in the sidebar, the URL and the setup without a line here."""
+    field is in the sidebar, the URL and the setup without a line here. A page draws its own fields' controls with
+    it too (the GRPO page: TRL's fields); like the advanced section's, they hold a plain session-state key that the
+    sidebar reads and `write_url` keeps in the link."""
     field, label, helptext = FIELDS[key], t(lang, f"field.{key}"), t(lang, f"help.{key}")
     if field.kind == "bool":
         st.toggle(label, **_tied(key), help=helptext)
