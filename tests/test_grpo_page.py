@@ -9,6 +9,7 @@ from test_app import consoles, metrics, run
 from steplab.i18n import catalogue, fmt_int, t
 from steplab.simulation import grpo_run
 from steplab.teaching.presets import presets
+from steplab.trainer.plan import make_plan
 from steplab.trl.grpo import plan_grpo
 from steplab_ui.shell.state import control_key
 
@@ -123,3 +124,15 @@ def test_grpoconfigs_own_defaults_are_one_click_away():
     assert metrics(at)[t("en", "grpo.count.lr")] == "1.00e-06"
     assert card(at, "en", "updates") == fmt_int(plan.trainer.max_steps)
     assert not [b for b in at.button if b.key == "grpo_use_defaults"]  # the setup has them now
+
+
+@pytest.mark.parametrize(("lang", "trainer_class"), [("zh", "GRPOTrainer"), ("en", "DPOTrainer")])
+def test_other_pages_say_they_count_the_plain_trainer(lang, trainer_class):
+    """A link naming a TRL trainer class on a page that counts the Trainer: said, the plain Trainer's count shown,
+    and for GRPO the way to its page."""
+    at = run("app_pages/calculator.py", lang=lang, trainer_class=trainer_class)
+    key = "plan.trainer_class_grpo" if trainer_class == "GRPOTrainer" else "plan.trainer_class"
+    assert [i.value for i in at.info][:1] == [t(lang, key, name=trainer_class)]
+    assert metrics(at)[t(lang, "card.total_steps")] == fmt_int(make_plan(COURSE).max_steps)
+    links = [str(link.proto.page) for link in at.main.get("page_link")] + [m.value for m in at.main.markdown]
+    assert any("grpo" in link for link in links) == (trainer_class == "GRPOTrainer"), links

@@ -158,10 +158,16 @@ def show_refusal(refusal: TrainerRefusal, lang: str) -> None:
 
 
 def plan_or_message(setup: TrainingSetup | None, error: SetupError | None, lang: str) -> Plan | None:
-    """The plan of the shared setup, or a clear message in the user's language (never a traceback)."""
+    """The plan of the shared setup, or a clear message in the user's language (never a traceback). A link that
+    names a TRL trainer class is said to be counted as the plain Trainer counts it here (GRPO has its own page)."""
     if error is not None or setup is None:
         show_setup_error(error, lang)
         return None
+    if setup.trainer_class == "GRPOTrainer":
+        st.info(t(lang, "plan.trainer_class_grpo"), icon=":material/info:")
+        page_link("app_pages/grpo.py", "grpo", t(lang, "page.grpo.title"), ":material/auto_awesome:")
+    elif setup.trainer_class != "Trainer":
+        st.info(t(lang, "plan.trainer_class", name=setup.trainer_class), icon=":material/info:")
     try:
         return make_plan(setup)
     except TrainerRefusal as refusal:
