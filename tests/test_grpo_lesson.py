@@ -286,3 +286,16 @@ def test_the_lesson_page_draws_the_grpo_widget_with_plan_trls_numbers(lang):
     assert any(refusal.value.message in error.value for error in at.error)
     assert words["grpo.quantity.max_steps"] not in cards()
     assert not at.exception
+
+
+def test_the_widget_says_why_too_few_prompts_are_refused():
+    """Fewer prompts than a round takes: the Trainer's refusal in its words (plan_trl raises it too), and the
+    widget's note saying the sampler makes no round."""
+    values = {**RAW["scenarios"]["grpo_course"]["grpo"], "num_samples": 10}
+    with pytest.raises(TrainerRefusal) as refusal:
+        by_hand(values)
+    view = grpo_counting.widget_view(values)
+    assert refusal.value.message in view.refusal.get("en") and not view.results
+    (note,) = view.notes
+    assert note.key == "grpo.note.no_round" and dict(note.values)["per_round"] == by_hand(
+        {**values, "num_samples": 1000}).unique_prompts_per_round

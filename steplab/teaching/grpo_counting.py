@@ -19,7 +19,7 @@ from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import Message, fmt_int, msg, whole
 from steplab.teaching.explain import Line, explain
 from steplab.trainer.setup import TrainingSetup, setup_from_mapping
-from steplab.trl.grpo import GrpoPlan
+from steplab.trl.grpo import GrpoPlan, generation_sizes
 from steplab.trl.plan import plan_trl
 from steplab.trl.settings import TrlSettings, split_trl_values
 
@@ -266,8 +266,23 @@ def widget_view(values: Mapping[str, Any]) -> WidgetView:
     try:
         plan = plan_of(values)
     except TrainerRefusal as refusal:
-        return WidgetView(refusal=msg("grpo.refused", error=f"{refusal.error_type}: {refusal.message}"))
+        return WidgetView(notes=_why_refused(values), refusal=msg("grpo.refused", error=f"{refusal.error_type}: "
+                                                                                      f"{refusal.message}"))
     except SetupError as error:
         return WidgetView(refusal=msg("grpo.bad_input", problem=error.text))
     results = tuple((label(name), grpo_quantity(plan, name)) for name in RESULTS)
     return WidgetView(results, tuple(notes(plan)), worked(plan))
+
+
+def _why_refused(values: Mapping[str, Any]) -> tuple[Message, ...]:
+    """Why a run TRL's sizes accept is refused all the same: fewer prompts than one round takes leave the Trainer
+    an empty dataloader (and no `max_steps` to go by)."""
+    try:
+        run = grpo_setup(values)
+        _, size = generation_sizes(run.setup, run.settings)
+    except (SetupError, TrainerRefusal):
+        return ()
+    per_round = size // run.settings.num_generations
+    if run.setup.num_samples < per_round:
+        return (msg("grpo.note.no_round", prompts=run.setup.num_samples, per_round=per_round),)
+    return ()

@@ -268,6 +268,8 @@ def grpo(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = Fa
     view = grpo_counting.widget_view(changed)
     if view.refusal is not None:
         st.error(view.refusal.get(lang), icon=":material/block:")
+        for note in view.notes:
+            st.info(note.get(lang), icon=":material/info:")
         return
     with st.container(horizontal=True, key=f"{key}_results"):
         for label, value in view.results:
