@@ -104,6 +104,37 @@ def test_a_class_from_open_to_reveal(store, lang):
     assert not [b for b in at.button if b.key == "room_reveal"], "a revealed question cannot be revealed again"
 
 
+def test_a_grpo_question_from_the_bank_asked_and_revealed_with_grpos_arithmetic(store):
+    """Issue 32: a GRPO self-check question put to the class; the reveal is GRPO's (its arithmetic, the prompts
+    taken as steps named as the room's wrong answer)."""
+    lang = "zh"
+    at = run(CLASS_PAGE, lang)
+    next(b for b in at.button if b.label == t(lang, "room.open")).click()
+    at.session_state["room_seed"] = 3
+    again(at)
+    info = store.host(at.query_params["host"])
+    at.segmented_control(key="room_kind").set_value("bank")
+    again(at)
+    at.selectbox(key="room_bank").set_value("l11-grpo-steps")
+    again(at)
+    at.button(key="room_ask").click()
+    again(at)
+    current = store.current_poll(info.class_id)
+    poll = polls.poll_from_bank("l11-grpo-steps", 3)
+    assert current.poll == poll
+    question = quiz.generate(quiz.bank_by_id()["l11-grpo-steps"], 3)
+    prompts = dict(question.values)["num_samples"]
+    for name, answer in (("Ana", fmt_int(question.answer)), ("Bo", fmt_int(prompts))):
+        store.answer(store.join(info.join_code, name).token, current.poll_id, answer)
+    at.button(key="room_reveal").click()
+    again(at)
+    assert metric(at, lang, "room.reveal.answer") == fmt_int(question.answer)
+    said = words(at)
+    assert polls.reveal(poll).worked[-1].formula in said
+    trap = polls.trap_for(poll, float(prompts))
+    assert trap is not None and trap.why.get(lang) in said
+
+
 def test_back_on_the_class_page_through_the_menu_is_the_same_class(store):
     """A page change through the menu starts from a bare address: the instructor comes back to their class, not to
     "Open a class" (whose click would open a second one)."""

@@ -301,10 +301,10 @@ def test_is_correct_and_trap_for_take_any_stored_value(value):
 # --------------------------------------------------------------------------- the bank in class
 
 
-def test_the_bank_offers_numeric_and_single_answer_choice_questions_only():
+def test_the_bank_offers_numeric_grpo_and_single_answer_choice_questions_only():
     assert OFFERED and set(OFFERED) <= set(BANK)
     for qid, spec in BANK.items():
-        offered = spec.kind == "numeric" or (spec.kind == "choice" and not spec.multiple)
+        offered = spec.kind in ("numeric", "grpo") or (spec.kind == "choice" and not spec.multiple)
         assert (qid in OFFERED) == offered, qid
         if not offered:
             with pytest.raises(PollError):
@@ -320,7 +320,7 @@ def test_every_offered_bank_question_builds_a_poll_that_matches_the_self_check(q
         assert all(said(polls.prompt(poll)).values())
         shown = polls.reveal(poll)
         assert shown.explanation == question.explanation
-        if question.kind == "numeric":
+        if question.numeric:
             assert polls.is_numeric(poll) and shown.answer == float(question.answer)
             assert polls.is_correct(poll, shown.answer)
             assert polls.is_correct(poll, shown.answer) == quiz.grade(question, shown.answer).correct

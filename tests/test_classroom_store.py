@@ -295,6 +295,25 @@ def test_a_choice_poll_stores_the_option_index(store):
     assert error.values["problem"].key == "quiz.bad_option"
 
 
+def test_a_grpo_bank_poll_is_asked_answered_and_read_back(store):
+    """A `grpo` question of the bank in a live class: stored as any bank poll, read back the same, the room's
+    numbers checked and tallied, the reveal GRPO's."""
+    poll = polls.poll_from_bank("l11-grpo-steps", 11)
+    answer = polls.reveal(poll).answer
+    opened = store.open_class(T0)
+    seats_ = [store.join(opened.join_code, name, T0) for name in ("a", "b")]
+    poll_id = store.ask(opened.host_token, poll, T0)
+    assert store.current_poll(opened.class_id).poll == poll
+    assert store.answer(seats_[0].token, poll_id, f"{answer:,.0f}", T0) == answer
+    assert store.answer(seats_[1].token, poll_id, "１２", T0) == 12.0  # full-width digits, as a phone types them
+    error = refused("class.answer", store.answer, seats_[1].token, poll_id, "2.5", later(seconds=5))
+    assert error.values["problem"].key == "poll.whole_number"
+    store.reveal(opened.host_token, poll_id, later(seconds=6))
+    tally = store.tally(opened.class_id, poll_id)
+    assert tally.revealed and tally.values == tuple(sorted((answer, 12.0)))
+    assert [polls.is_correct(poll, value) for value in (answer, 12.0)] == [True, answer == 12.0]
+
+
 def test_two_classes_at_once_do_not_mix(store):
     first, second = store.open_class(T0), store.open_class(T0)
     assert first.join_code != second.join_code and first.class_id != second.class_id

@@ -9,6 +9,8 @@ import yaml
 from streamlit.testing.v1 import AppTest
 
 from steplab.i18n import LANGUAGES, PLACEHOLDER
+from steplab.teaching import grpo_counting
+from steplab.teaching.grpo_counting import GrpoSetup
 from steplab.teaching.lessons import LESSONS_DIR, LessonError, load_lessons, parse_lesson
 from steplab.teaching.rl_pipeline import RlvrSetup, rlvr_quantities
 from steplab.trainer.quantities import is_quantity
@@ -36,6 +38,8 @@ def test_lesson_blocks(lesson):
             scenario = lesson.scenarios[block.data["scenario"]]
             if isinstance(scenario, RlvrSetup):
                 assert block.data["quantity"] in rlvr_quantities(scenario)
+            elif isinstance(scenario, GrpoSetup):
+                assert grpo_counting.is_quantity(block.data["quantity"])
             else:
                 assert is_quantity(block.data["quantity"])
 

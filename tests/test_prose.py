@@ -106,7 +106,7 @@ def _strings(value: object) -> list[str]:
     return [value] if isinstance(value, str) else []
 
 
-NUMBER_WORDS_CHECKED = ("lessons.yaml", "quiz.yaml", "lesson_funnel.yaml", "engine/rl_pipeline.yaml",
+NUMBER_WORDS_CHECKED = ("lessons.yaml", "quiz.yaml", "lesson_funnel.yaml", "engine/rl_pipeline.yaml", "engine/grpo_counting.yaml", "lesson_grpo.yaml",
                         "engine/quantities.yaml", "engine/progress.yaml")
 """The locale files whose sentences the lessons and the self-check say (the other pages' files are checked for
 digits only: some name a count of controls or characters, not a result)."""

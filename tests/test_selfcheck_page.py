@@ -56,6 +56,17 @@ def test_page_renders_in_both_languages(lang):
     assert at.button(key=f"{base(question)}__check").label == catalogue(lang)["quiz.check"]
 
 
+def test_a_grpo_question_is_answered_with_a_number_and_shows_grpos_arithmetic():
+    at = page("zh", ("l11-grpo-steps", 5))
+    question = shown(at)
+    at.number_input(key=f"{base(question)}__answer").set_value(question.answer).run()
+    check(at, question)
+    words = catalogue("zh")
+    assert at.success and words["quiz.correct_mark"] in at.success[0].value
+    assert any(words["grpo.quantity.unique_prompts_per_round"] in m.value for m in at.markdown)
+    assert score(at, "zh") == "1 / 1"
+
+
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_numeric_right_then_wrong(lang):
     at = page(lang, ("l4-total-steps", 11))

@@ -5,8 +5,10 @@ store keeps in its `polls.spec` column):
 
 * `setup`  — "predict the total steps (`max_steps`) for this setup": the instructor's current setup.
 * `change` — "this setup, but `field` becomes `value`: how many total steps now?" (e.g. accumulation doubles).
-* `bank`   — one question of the self-check bank (`numeric` or `choice` kinds; `sliders` questions are not
-  offered in class), drawn with a seed so every student sees the same numbers.
+* `bank`   — one question of the self-check bank (`numeric`, `grpo` or single-answer `choice` kinds; `sliders`
+  questions are not offered in class), drawn with a seed so every student sees the same numbers. A `grpo`
+  question's reveal shows GRPO's arithmetic and, for its steps, GRPO's own wrong rules (the prompts taken as steps,
+  the batch taken as prompts ...: `steplab.teaching.grpo_counting.traps`). Its stored form is any bank poll's.
 
 A student's response is untrusted text (or an option index for choice): `check` turns it into the value to
 store, or raises `PollAnswerError` with a catalogue message. `reveal` gives the engine's answer, its worked
@@ -28,10 +30,11 @@ from typing import Any, Literal
 
 from steplab.errors import InputError, SetupError, TrainerRefusal
 from steplab.i18n import Message, Text, msg, whole
+from steplab.teaching import grpo_counting
 from steplab.teaching.explain import Line, explain
 from steplab.teaching.quiz import QuizError, bank_by_id, generate, grade, parse_number
 from steplab.teaching.quiz.grade import FULLWIDTH_NUMBER, numbers_match, worked_for
-from steplab.teaching.quiz.schema import WORKED_FOR, Question
+from steplab.teaching.quiz.schema import NUMERIC_KINDS, WORKED_FOR, Question
 from steplab.trainer.fields import FIELD_NAMES, FIELDS
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.profiles import PROFILES
@@ -240,12 +243,12 @@ def change_choices(setup: TrainingSetup) -> tuple[tuple[str, Any], ...]:
 
 def _offered(question_id: str) -> bool:
     spec = bank_by_id().get(question_id)
-    return spec is not None and (spec.kind == "numeric" or (spec.kind == "choice" and not spec.multiple))
+    return spec is not None and (spec.kind in NUMERIC_KINDS or (spec.kind == "choice" and not spec.multiple))
 
 
 def bank_choices() -> tuple[str, ...]:
-    """Ids of the bank questions a class can be asked (numeric and single-answer choice kinds: a student sends
-    one number or one option)."""
+    """Ids of the bank questions a class can be asked (numeric, grpo and single-answer choice kinds: a student
+    sends one number or one option)."""
     return tuple(qid for qid in bank_by_id() if _offered(qid))
 
 
@@ -307,13 +310,13 @@ def is_numeric(poll: Poll) -> bool:
     if poll.kind != "bank":
         return True
     spec = bank_by_id().get(poll.question_id or "")
-    return spec is not None and spec.kind == "numeric"
+    return spec is not None and spec.kind in NUMERIC_KINDS
 
 
 def _answer(poll: Poll) -> float | None:
     if poll.kind == "bank":
         question = _question(poll)
-        return float(question.answer) if question.kind == "numeric" else None
+        return float(question.answer) if question.numeric else None
     return float(_plan(_asked_setup(poll)).max_steps)
 
 
@@ -550,10 +553,12 @@ def _kept(answer: float | None, traps: list[Trap]) -> tuple[Trap, ...]:
 def _reveal_cached(poll: Poll) -> Reveal:
     if poll.kind == "bank":
         question = _question(poll)
-        answer = float(question.answer) if question.kind == "numeric" else None
+        answer = float(question.answer) if question.numeric else None
         traps: list[Trap] = []
         if question.kind == "numeric" and question.spec.answer == "max_steps" and question.setup is not None:
             traps = _setup_traps(make_plan(question.setup))
+        if question.run is not None and question.spec.answer in ("max_steps", "optimizer_steps"):
+            traps = [Trap(trap.value, trap.why) for trap in grpo_counting.traps(grpo_counting.grpo_plan(question.run))]
         return Reveal(answer, question.correct, worked_for(question), _kept(answer, traps), question.explanation)
     plan = _plan(_asked_setup(poll))
     traps = _change_traps(poll, _plan(_old_setup(poll))) if poll.kind == "change" else []

@@ -5,9 +5,9 @@ A lesson is a title, goals and an ordered list of blocks. Block kinds:
 - `text`: Markdown in `zh` and `en`;
 - `aside`: Markdown in `zh` and `en` under a `title`, folded away until the learner opens it ("going further");
 - `widget`: a live widget by reference (`calculator`, `compare`, `schedule`, `animation`, `lab`) on a scenario,
-  or `roll` on a ROLL RLVR scenario;
+  `roll` on a ROLL RLVR scenario, or `grpo` on a GRPO scenario;
 - `predict`: the learner enters a guess of a quantity before the answer and its arithmetic are revealed (of a
-  plan, or of a ROLL RLVR scenario); what follows it stays hidden until then (`visible_blocks`);
+  plan, of a ROLL RLVR scenario or of a GRPO scenario); what follows it stays hidden until then (`visible_blocks`);
 - `check`: the self-check: `count` questions drawn from `lessons/questions.yaml` for this lesson's number;
 - `funnel`: LLaMA-Factory's dataset funnel, live: it starts from a `llamafactory` scenario naming one or two
   datasets StepLab knows the rows of, and the learner changes the rows, `max_samples` and `val_size`.
@@ -19,7 +19,9 @@ that release scales each micro-batch's loss, `{lesson.several_gpus}`
 the number of another lesson (by its file name), and `{measured.v100_batch4_acc8.seconds}` a figure measured in
 the course. A `llamafactory` scenario also has `{capped.yaml.max_samples}` (a value its YAML sets) and
 `{capped.funnel.train_examples}` / `{capped.funnel.eval_examples}` (its dataset funnel on the known row counts) and
-`{capped.data.sequence_cap}` (a data setting as LLaMA-Factory reads it); `{llamafactory.version}` and
+`{capped.data.sequence_cap}` (a data setting as LLaMA-Factory reads it). A `grpo` scenario (setup fields and TRL's
+GRPO fields, planned by `steplab.trl` through `steplab.teaching.grpo_counting`) has `{run.<quantity>}` for the
+quantities and inputs `grpo_counting.grpo_quantity` names, and a `rlvr` scenario those of `rl_pipeline`; `{llamafactory.version}` and
 `{llamafactory.transformers}` name the LLaMA-Factory release and the transformers releases it accepts.
 Placeholders are those of the locale files (`{name}`, `{name:spec}`), filled by `steplab.i18n.fill`.
 """
@@ -41,6 +43,8 @@ from steplab.dataset.settings import data_settings
 from steplab.errors import InputError, SetupError, TrainerRefusal
 from steplab.i18n import LANGUAGES, Text, fill, msg, whole
 from steplab.io.config_read import read_config
+from steplab.teaching.grpo_counting import GrpoSetup, grpo_plan, grpo_quantity, grpo_setup
+from steplab.teaching.grpo_counting import is_quantity as is_grpo_quantity
 from steplab.teaching.measurements import measurements
 from steplab.teaching.presets import presets
 from steplab.teaching.rl_pipeline import RlvrSetup, rlvr_quantities
@@ -50,7 +54,9 @@ from steplab.trainer.quantities import is_quantity, quantity
 from steplab.trainer.setup import TrainingSetup, setup_from_mapping
 
 LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
-WIDGETS = ("calculator", "compare", "schedule", "animation", "lab", "roll")
+WIDGETS = ("calculator", "compare", "schedule", "animation", "lab", "roll", "grpo")
+OWN_WIDGETS = {"rlvr": "roll", "grpo": "grpo"}
+"""The widget each scenario kind of its own is drawn by (the other widgets take a Trainer setup)."""
 LABS = ("accumulation", "token_weighting", "overfitting", "memory")
 BLOCK_KEYS = {
     "text": {"kind", "zh", "en"},
@@ -88,7 +94,7 @@ class Lesson:
     number: int
     title: Text
     goals: tuple[Text, ...]
-    scenarios: dict[str, TrainingSetup | RlvrSetup] = field(repr=False)
+    scenarios: dict[str, TrainingSetup | RlvrSetup | GrpoSetup] = field(repr=False)
     blocks: tuple[Block, ...] = ()
     source: str = ""
     llamafactory: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
@@ -144,6 +150,8 @@ class Lesson:
         scenario = self.scenarios[head]
         if isinstance(scenario, RlvrSetup):  # a ROLL RLVR run
             return rlvr_quantities(scenario)[rest]
+        if isinstance(scenario, GrpoSetup):  # a TRL GRPOTrainer run
+            return grpo_quantity(grpo_plan(scenario), rest)
         if rest.startswith("yaml."):  # a value the scenario's LLaMA-Factory YAML sets, e.g. {x.yaml.val_size} = 0.1
             return self.llamafactory[head][rest.removeprefix("yaml.")]
         if rest.startswith("data."):  # a data setting as LLaMA-Factory reads it, e.g. {x.data.sequence_cap}
@@ -187,12 +195,26 @@ def _bilingual(value: Any, source: str, where: str) -> Text:
     return Text(value["zh"], value["en"])
 
 
-def _scenario(spec: Any, source: str, name: str) -> TrainingSetup | RlvrSetup:
+def _scenario(spec: Any, source: str, name: str) -> TrainingSetup | RlvrSetup | GrpoSetup:
     """A lesson scenario: a preset and/or field values (planned by the engine), a LLaMA-Factory YAML's keys
-    (read by `steplab.io.config_read`, so the sample count follows max_samples and val_size), or a ROLL RLVR run."""
+    (read by `steplab.io.config_read`, so the sample count follows max_samples and val_size), a ROLL RLVR run, or
+    a TRL `GRPOTrainer` run (setup fields and TRL's, planned by `steplab.trl`)."""
     where = f"scenarios.{name}"
-    if not isinstance(spec, dict) or not (set(spec) <= {"preset", "set"} or set(spec) in ({"llamafactory"}, {"rlvr"})):
-        raise LessonError(source, where, "write {preset: <id>} and/or {set: {...}}, or {llamafactory: {...}}, or {rlvr: {...}}")
+    if not isinstance(spec, dict) or not (set(spec) <= {"preset", "set"}
+                                          or set(spec) in ({"llamafactory"}, {"rlvr"}, {"grpo"})):
+        raise LessonError(source, where, "write {preset: <id>} and/or {set: {...}}, or {llamafactory: {...}}, "
+                                         "or {rlvr: {...}}, or {grpo: {...}}")
+    if "grpo" in spec:
+        if not isinstance(spec["grpo"], dict):
+            raise LessonError(source, where, "grpo: takes setup and TRL fields, {num_samples: ..., num_generations: ...}")
+        try:
+            run = grpo_setup(spec["grpo"])
+            grpo_plan(run)
+        except InputError as error:
+            raise LessonError(source, where, error.message('en')) from None
+        except TrainerRefusal as error:
+            raise LessonError(source, where, str(error)) from None
+        return run
     if "rlvr" in spec:
         try:
             return RlvrSetup(**spec["rlvr"])
@@ -287,8 +309,13 @@ def _check_block(raw: Any, index: int, lesson: Lesson, source: str) -> Block:
             raise LessonError(source, where, f"a lab widget needs lab: one of {LABS}")
     elif kind == "predict":
         names = [raw.get("scenario")]
-        roll = isinstance(lesson.scenarios.get(raw.get("scenario")), RlvrSetup)
-        known = raw.get("quantity") in rlvr_quantities(RlvrSetup()) if roll else is_quantity(raw.get("quantity") or "")
+        scenario = lesson.scenarios.get(raw.get("scenario"))
+        if isinstance(scenario, RlvrSetup):
+            known = raw.get("quantity") in rlvr_quantities(RlvrSetup())
+        elif isinstance(scenario, GrpoSetup):
+            known = is_grpo_quantity(raw.get("quantity") or "")
+        else:
+            known = is_quantity(raw.get("quantity") or "")
         if not raw.get("quantity") or not known:
             raise LessonError(source, where, f"unknown quantity {raw.get('quantity')!r}")
         if "prompt" not in raw or "reveal" not in raw:
@@ -307,12 +334,14 @@ def _check_block(raw: Any, index: int, lesson: Lesson, source: str) -> Block:
     for name in names:
         if name not in lesson.scenarios:
             raise LessonError(source, where, f"unknown scenario {name!r}; the lesson defines {sorted(lesson.scenarios)}")
-        roll = isinstance(lesson.scenarios[name], RlvrSetup)
-        if roll and not (kind == "predict" or raw.get("widget") == "roll"):
-            raise LessonError(source, where, f"scenario {name!r} is an RLVR run: use it in a roll widget, a predict "
-                                             "or text placeholders")
-        if raw.get("widget") == "roll" and not roll:
-            raise LessonError(source, where, f"a roll widget needs an RLVR scenario, not {name!r}")
+        own = scenario_kind(lesson.scenarios[name])
+        widget = raw.get("widget")
+        if own and not (kind == "predict" or widget == OWN_WIDGETS[own]):
+            raise LessonError(source, where, f"scenario {name!r} is a {own} run: use it in a {OWN_WIDGETS[own]} "
+                                             "widget, a predict or text placeholders")
+        if widget in OWN_WIDGETS.values() and (own is None or OWN_WIDGETS[own] != widget):
+            wanted = next(kind for kind, drawn in OWN_WIDGETS.items() if drawn == widget)
+            raise LessonError(source, where, f"a {widget} widget needs a {wanted} scenario, not {name!r}")
     block = Block(kind, dict(raw))
     for lang in LANGUAGES:  # every placeholder must resolve
         for text in [raw.get(k) for k in texts] + [raw.get(k, {}).get(lang)
@@ -362,6 +391,13 @@ def parse_lesson(data: Any, source: str = "<lesson>") -> Lesson:
         raise LessonError(source, "blocks", "every lesson ends with a self-check (a check block)")
     return Lesson(lesson.id, lesson.number, lesson.title, lesson.goals, scenarios, blocks, source, llamafactory,
                   lesson.aliases)
+
+
+def scenario_kind(scenario: TrainingSetup | RlvrSetup | GrpoSetup) -> str | None:
+    """"rlvr" or "grpo" for a scenario of its own kind, None for a Trainer setup."""
+    if isinstance(scenario, RlvrSetup):
+        return "rlvr"
+    return "grpo" if isinstance(scenario, GrpoSetup) else None
 
 
 def lesson_number(path: Path) -> int:

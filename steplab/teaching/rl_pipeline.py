@@ -1,8 +1,11 @@
 """Steps in a ROLL RLVR pipeline: one pipeline step is one rollout-and-train cycle (reference §4.4).
 
 `for global_step in range(max_steps)` is the whole loop: `max_steps` counts pipeline steps, and each one may hold
-several optimizer updates of the actor (`rlvr_pipeline.py`, `base_worker.py`, alibaba/ROLL @ 8eb27cc2). In
-`RLVRMathVLMPipeline` `max_steps` itself is set at start-up to `len(dataloader) × num_train_epochs`.
+several optimizer updates of the actor (alibaba/ROLL @ 8eb27cc2: `roll/pipeline/rlvr/rlvr_pipeline.py:483`,
+`roll/pipeline/base_worker.py:84-111`, the actor's horizon `roll/configs/base_config.py:748-765` then ÷ dp in
+`roll/distributed/strategy/megatron_strategy.py:1212-1214`). The deprecated `RLVRMathVLMPipeline` set `max_steps`
+at start-up to `len(dataloader) × num_train_epochs` (@ afc4d301, `rlvr_math_vlm_pipeline.py:211-212`; removed in
+ae69fd83). Read from ROLL's source: no run here checks it.
 """
 
 from __future__ import annotations

@@ -7,9 +7,8 @@ import math
 import streamlit as st
 
 from steplab.i18n import Text, t
-from steplab.teaching import rl_pipeline
-from steplab.teaching.lessons import Block, Lesson
-from steplab.teaching.rl_pipeline import RlvrSetup
+from steplab.teaching import grpo_counting, rl_pipeline
+from steplab.teaching.lessons import Block, Lesson, scenario_kind
 from steplab.trainer.quantities import format_quantity, label
 from steplab_ui.views import calculator as calculator_view
 from steplab_ui.views import lesson_widgets as widgets
@@ -77,8 +76,8 @@ def predict(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool =
               disabled=revealed or (guess is None and not presenter), type="primary")
     if not revealed:
         return
-    roll = isinstance(lesson.scenarios[scenario], RlvrSetup)
-    quantity_label = (rl_pipeline.label(name) if roll else label(name)).get(lang)
+    kind = scenario_kind(lesson.scenarios[scenario])
+    quantity_label = {"rlvr": rl_pipeline.label, "grpo": grpo_counting.label}.get(kind, label)(name).get(lang)
     if guess is not None and math.isfinite(guess):
         tolerance = block.data.get("tolerance", 0)
         right = abs(guess - answer) <= tolerance
@@ -88,8 +87,10 @@ def predict(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool =
     else:
         st.info(t(lang, "lesson.answer_is", quantity=quantity_label, answer=format_quantity(answer)))
     st.markdown(lesson.say(block.text("reveal"), lang))
-    if roll:
+    if kind == "rlvr":
         widgets.roll_arithmetic(lesson.scenarios[scenario], lang)
+    elif kind == "grpo":
+        widgets.grpo_arithmetic(grpo_counting.worked(grpo_counting.grpo_plan(lesson.scenarios[scenario])), lang)
     else:
         calculator_view.arithmetic(lesson.plan(scenario), lang)
 

@@ -20,6 +20,7 @@ from steplab_ui.views.labs import overfitting as overfitting_lab
 from steplab_ui.views.labs import parts as lab_parts
 
 if TYPE_CHECKING:
+    from steplab.teaching.explain import Line
     from steplab.teaching.rl_pipeline import RlvrSetup
 
 
@@ -231,6 +232,54 @@ def roll(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = Fa
         roll_arithmetic(setup, lang)
 
 
+def grpo_arithmetic(lines: tuple[Line, ...], lang: str) -> None:
+    """A GRPO run's worked arithmetic, one paragraph per line (as the calculator's)."""
+    colon, dash = ("：", "——") if lang == "zh" else (": ", " — ")
+    st.markdown("\n\n".join(f"**{line.label.get(lang)}**{colon}`{line.formula}`"
+                            + (f"{dash}{line.note.get(lang)}" if line.note else "") for line in lines))
+
+
+def grpo(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
+    """A TRL GRPO run on the learner's numbers: N, B, P, GA, G, μ and S in; the engine's prompts per generation
+    round, rounds, micro-batches and updates out (`grpo_counting.widget_view`: plain data), or TRL's refusal."""
+    from steplab.teaching import grpo_counting
+
+    run = lesson.scenarios[block.data["scenario"]]
+    plan = grpo_counting.grpo_plan(run)
+    follow = st.toggle(t(lang, "lesson.grpo.s_follows_ga"), value=run.setup.steps_per_generation is None,
+                       key=f"{key}_s_follows_ga", help=t(lang, "lesson.grpo.s_follows_ga_help"))
+    values: dict[str, int] = {}
+    with st.container(horizontal=True, key=f"{key}_inputs"):
+        for name, (low, high) in grpo_counting.RANGES.items():
+            start = int(grpo_counting.grpo_quantity(plan, name))
+            caption = grpo_counting.label(name).get(lang)
+            if name == "num_samples":  # a slider over a dataset's size cannot land on one number: typed
+                values[name] = st.number_input(caption, min_value=low, max_value=high, value=start, step=1,
+                                               key=f"{key}_{name}", help=f"`{name}`", width=220)
+            elif name == "steps_per_generation" and follow:
+                st.caption(t(lang, "lesson.grpo.s_is_ga", ga=values["gradient_accumulation_steps"]), width=220)
+            else:
+                values[name] = st.slider(caption, min_value=low, max_value=high, value=min(max(start, low), high),
+                                         step=1, key=f"{key}_{name}", help=f"`{name}`", width=220)
+    changed = {**run.values(), **values}
+    changed.pop("generation_batch_size", None)  # the sliders set S; Gb follows from it (both set: TRL refuses)
+    if follow:
+        changed.pop("steps_per_generation", None)
+    view = grpo_counting.widget_view(changed)
+    if view.refusal is not None:
+        st.error(view.refusal.get(lang), icon=":material/block:")
+        for note in view.notes:
+            st.info(note.get(lang), icon=":material/info:")
+        return
+    with st.container(horizontal=True, key=f"{key}_results"):
+        for label, value in view.results:
+            st.metric(label.get(lang), fmt_int(value), border=True)
+    for note in view.notes:
+        st.info(note.get(lang), icon=":material/info:")
+    with st.expander(t(lang, "lesson.show_arithmetic")):
+        grpo_arithmetic(view.worked, lang)
+
+
 WIDGETS: dict[str, Callable[[Lesson, Block, str, str, bool], None]] = {
     "lab": lab,
     "animation": animation,
@@ -238,6 +287,7 @@ WIDGETS: dict[str, Callable[[Lesson, Block, str, str, bool], None]] = {
     "compare": compare,
     "schedule": schedule,
     "roll": roll,
+    "grpo": grpo,
 }
 
 

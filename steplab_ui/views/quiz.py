@@ -70,7 +70,7 @@ def _clear(key: str) -> None:
 def _response(question: Question, base: str) -> Any:
     """What the learner's widgets hold now, in the shape `grade` expects."""
     state = st.session_state
-    if question.kind == "numeric":
+    if question.numeric:
         return state.get(f"{base}__answer")
     if question.kind == "choice":
         if question.multiple:
@@ -105,7 +105,7 @@ def _slider(control: Control, lang: str, base: str, key: str) -> None:
 
 
 def _input(question: Question, lang: str, base: str, key: str) -> None:
-    if question.kind == "numeric":
+    if question.numeric:
         decimal = not question.spec.whole_answer
         st.number_input(
             t(lang, "quiz.answer_label"), value=None, step=0.1 if decimal else 1,

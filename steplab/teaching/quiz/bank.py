@@ -11,8 +11,9 @@ from typing import Any
 
 import yaml
 
-from steplab.errors import SetupError
+from steplab.errors import InputError, SetupError
 from steplab.i18n import LANGUAGES, Text
+from steplab.teaching import grpo_counting
 from steplab.teaching.presets import presets
 from steplab.teaching.quiz.generate import generate
 from steplab.teaching.quiz.schema import (
@@ -110,24 +111,27 @@ def _parse(item: Any, index: int) -> QuestionSpec:
     hint = _text(qid, "hint", item["hint"])
     explanation = _text(qid, "explanation", item["explanation"]) if "explanation" in item else None
 
-    setup = _setup_values(qid, "setup", item.get("setup"))
+    grpo = kind == "grpo"
+    setup = _grpo_values(qid, "setup", item.get("setup")) if grpo else _setup_values(qid, "setup", item.get("setup"))
     params: dict[str, tuple[Any, ...]] = {}
     raw_params = item.get("params") or {}
     if not isinstance(raw_params, Mapping):
         raise QuizError(qid, "params must map setup fields to lists of choices")
     for name, choices in raw_params.items():
-        if name not in FIELD_NAMES:
+        if name not in FIELD_NAMES and not (grpo and name in grpo_counting.TRL_NAMES):
             raise QuizError(qid, f"params names unknown setup field {name!r}")
         if not isinstance(choices, list) or not choices:
             raise QuizError(qid, f"params.{name} must be a non-empty list of choices")
         for choice in choices:
             try:
-                setup_from_mapping({name: choice})
+                grpo_counting.grpo_setup({name: choice}) if grpo else setup_from_mapping({name: choice})
             except SetupError as error:
                 raise QuizError(qid, f"params.{name}: {error}") from None
         params[name] = tuple(choices)
     setups: dict[str, dict[str, Any]] = {}
     raw_setups = item.get("setups") or {}
+    if grpo and raw_setups:
+        raise QuizError(qid, "a grpo question says its own run's numbers; setups: belongs to numeric questions")
     if not isinstance(raw_setups, Mapping):
         raise QuizError(qid, "setups must map names to setups")
     for alias, raw in raw_setups.items():
@@ -137,14 +141,15 @@ def _parse(item: Any, index: int) -> QuestionSpec:
         plan_values(qid, setups[alias], f"setups.{alias}")
 
     spec_args: dict[str, Any] = {}
-    if kind == "numeric":
-        spec_args["answer"] = _quantity_name(qid, "answer", item.get("answer"))
+    if kind in ("numeric", "grpo"):
+        spec_args["answer"] = (_grpo_quantity_name(qid, item.get("answer")) if grpo
+                               else _quantity_name(qid, "answer", item.get("answer")))
         if "tolerance" in item:
             spec_args["tolerance"] = _float(qid, "tolerance", item["tolerance"])
             if spec_args["tolerance"] < 0:
                 raise QuizError(qid, "tolerance must not be negative")
     elif "answer" in item or "tolerance" in item:
-        raise QuizError(qid, f"answer/tolerance belong to numeric questions, not {kind}")
+        raise QuizError(qid, f"answer/tolerance belong to numeric and grpo questions, not {kind}")
     if kind == "choice":
         if explanation is None:
             raise QuizError(qid, "a choice question needs an explanation")
@@ -182,14 +187,37 @@ def _parse(item: Any, index: int) -> QuestionSpec:
             raise QuizError(qid, "the target is drawn from a list, so the prompt must show it with {target}")
     elif "controls" in item or "target" in item:
         raise QuizError(qid, f"controls/target belong to sliders questions, not {kind}")
-    if kind == "numeric" and not setup and not params:
-        raise QuizError(qid, "a numeric question needs a setup (a preset and/or field values)")
+    if kind in ("numeric", "grpo") and not setup and not params:
+        raise QuizError(qid, f"a {kind} question needs a setup (a preset and/or field values)")
 
     return QuestionSpec(
         id=qid, lesson=lesson, kind=kind, prompt=prompt, hint=hint, explanation=explanation,
         setup=tuple(setup.items()), params=tuple(params.items()),
         setups=tuple((alias, tuple(values.items())) for alias, values in setups.items()), **spec_args,
     )
+
+
+def _grpo_values(qid: str, where: str, raw: Any) -> dict[str, Any]:
+    """A grpo question's run: setup fields and TRL's GRPO fields (no preset: the run is written out), checked by
+    `steplab.teaching.grpo_counting.grpo_setup`."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping) or "preset" in raw:
+        raise QuizError(qid, f"{where} must be a mapping of setup and TRL fields (no preset)")
+    unknown = [str(k) for k in raw if k not in FIELD_NAMES and k not in grpo_counting.TRL_NAMES]
+    if unknown:
+        raise QuizError(qid, f"{where} has unknown field(s) {unknown}")
+    try:
+        grpo_counting.grpo_setup(raw)
+    except InputError as error:
+        raise QuizError(qid, f"{where}: {error}") from None
+    return dict(raw)
+
+
+def _grpo_quantity_name(qid: str, name: Any) -> str:
+    if not isinstance(name, str) or name not in grpo_counting.QUANTITIES:
+        raise QuizError(qid, f"answer names unknown GRPO quantity {name!r} (one of {', '.join(grpo_counting.QUANTITIES)})")
+    return name
 
 
 def _controls(qid: str, raw: Any, setup: Mapping[str, Any], params: Mapping[str, Any]) -> tuple[Control, ...]:
@@ -259,7 +287,7 @@ def _check(spec: QuestionSpec) -> None:
     slider task is solvable and not already solved at the start."""
     for seed in _combinations(spec):
         question = generate(spec, seed)
-        if spec.kind == "numeric" and spec.answer:
+        if spec.kind in ("numeric", "grpo") and spec.answer:
             if spec.answer in placeholder_names(spec.prompt.zh + spec.prompt.en):
                 raise QuizError(spec.id, f"the prompt shows the answer ({{{spec.answer}}})")
         if spec.kind == "sliders" and not question.solution:

@@ -12,6 +12,7 @@ from typing import Any
 from steplab.dataset.catalog import KNOWN_DATASET_ROWS
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import Text, fill, whole
+from steplab.teaching import grpo_counting
 from steplab.teaching.measurements import measurements
 from steplab.teaching.presets import presets
 from steplab.teaching.quiz.schema import (
@@ -110,6 +111,8 @@ def generate(spec: QuestionSpec, seed: int) -> Question:
     rng = _rng(spec, seed)
     values = {name: rng.choice(choices) for name, choices in spec.params}
     extra = {alias: plan_values(spec.id, dict(setup), f"setups.{alias}") for alias, setup in spec.setups}
+    if spec.kind == "grpo":
+        return _generate_grpo(spec, seed, values, rng)
     setup = plan = None
     if spec.has_setup:
         merged = {**dict(spec.setup), **values}
@@ -145,6 +148,27 @@ def generate(spec: QuestionSpec, seed: int) -> Question:
         raise QuizError(spec.id, f"the target is already reached at the start (drawn values {values})")
     return Question(**common, controls=controls, targets=targets,
                     solution=tuple(_solve(setup, controls, targets).items()))
+
+
+def _generate_grpo(spec: QuestionSpec, seed: int, values: dict[str, Any], rng: random.Random) -> Question:
+    """A `grpo` question: its run planned by `steplab.trl` (through `grpo_counting`), its texts' placeholders the
+    run's quantities and inputs, its answer the engine's; a run TRL refuses is the author's mistake."""
+    merged = {**dict(spec.setup), **values}
+    try:
+        run = grpo_counting.grpo_setup(merged)
+        plan = grpo_counting.grpo_plan(run)
+    except (SetupError, TrainerRefusal) as error:
+        raise QuizError(spec.id, f"the run with {values} cannot be planned: {error}") from None
+    names = (*grpo_counting.QUANTITIES, *grpo_counting.INPUTS)
+    literals = {name: whole(value) if isinstance(value, float) else value
+                for name in names if (value := grpo_counting.grpo_quantity(plan, name)) is not None}
+    say = lambda text: _fill(spec.id, text, None, {}, literals)  # noqa: E731
+    answer = grpo_counting.grpo_quantity(plan, spec.answer)
+    if number_or_none(answer) is None:
+        raise QuizError(spec.id, f"answer {spec.answer} is not a number for the run with {values} ({answer!r})")
+    return Question(spec=spec, seed=seed, prompt=say(spec.prompt), hint=say(spec.hint),
+                    explanation=say(spec.explanation) if spec.explanation else None, values=tuple(values.items()),
+                    setup=run.setup, answer=whole(answer) if isinstance(answer, float) else answer, run=run)
 
 
 def _reaches(setup: TrainingSetup, values: Mapping[str, Any], targets: tuple[Target, ...],

@@ -10,6 +10,7 @@ from typing import Any
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import Message, msg, whole
+from steplab.teaching import grpo_counting
 from steplab.teaching.explain import Line, explain
 from steplab.teaching.quiz.schema import (
     MAX_RESPONSE_CHARS,
@@ -84,6 +85,8 @@ def numbers_match(given: float, answer: float, tolerance: float | None) -> bool:
 
 def worked_for(question: Question, plan: Plan | None = None) -> tuple[Line, ...]:
     """The lines of the worked arithmetic that lead to a question's answer (all of them for a choice question)."""
+    if question.run is not None:  # a grpo question: GRPO's arithmetic
+        return grpo_counting.worked_for(grpo_counting.grpo_plan(question.run), question.spec.answer or "")
     plan = plan or (make_plan(question.setup) if question.setup is not None else None)
     if plan is None:
         return ()
@@ -96,7 +99,7 @@ def grade(question: Question, response: Any) -> Feedback:
     """Grade an untrusted response: a number (numeric), an option index or indices (choice), or a mapping
     field -> value (sliders). Never raises for a bad response."""
     try:
-        if question.kind == "numeric":
+        if question.numeric:
             return _grade_numeric(question, response)
         if question.kind == "choice":
             return _grade_choice(question, response)
@@ -110,7 +113,7 @@ def _grade_numeric(question: Question, response: Any) -> Feedback:
     if isinstance(given, Message):
         return _invalid(given)
     answer = float(question.answer)
-    label = quantity_label(question.spec.answer)
+    label = quantity_label(question.spec.answer, question.kind)
     worked = worked_for(question)
     if numbers_match(given, answer, question.spec.tolerance):
         message = msg("quiz.numeric_right", value=question.answer, label=label)

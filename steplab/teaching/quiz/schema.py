@@ -11,14 +11,18 @@ from typing import Any
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import PLACEHOLDER, Joined, Message, Text, joined, msg, whole
+from steplab.teaching import grpo_counting
 from steplab.teaching.explain import Line
+from steplab.teaching.grpo_counting import GrpoSetup
 from steplab.teaching.lessons import lesson_numbers
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.quantities import PLAN_QUANTITIES, quantity
 from steplab.trainer.setup import FIELD_NAMES, TrainingSetup, setup_from_mapping
 
 BANK_FILE = Path(__file__).resolve().parents[3] / "lessons" / "questions.yaml"
-KINDS = ("numeric", "choice", "sliders")
+KINDS = ("numeric", "choice", "sliders", "grpo")
+NUMERIC_KINDS = ("numeric", "grpo")
+"""The kinds whose answer is one number: a Trainer setup's quantity, or a TRL `GRPOTrainer` run's."""
 LESSONS = lesson_numbers()
 MAX_RESPONSE_CHARS = 64
 MAX_COMBINATIONS = 2_000  # parameter combinations checked one by one when a bank loads; beyond, a sample
@@ -136,7 +140,7 @@ class QuestionSpec:
     def whole_answer(self) -> bool:
         """A numeric question whose answer is a whole number (a count: steps, batches, samples), taken without
         decimals; a fraction of an epoch, a learning rate or a question with a tolerance takes decimals."""
-        return self.kind == "numeric" and self.answer not in DECIMAL_ANSWERS and self.tolerance is None
+        return self.kind in NUMERIC_KINDS and self.answer not in DECIMAL_ANSWERS and self.tolerance is None
 
     @property
     def multiple(self) -> bool:
@@ -163,6 +167,7 @@ class Question:
     controls: tuple[Control, ...] = ()  # sliders: with their start values
     targets: tuple[Target, ...] = ()  # sliders: concrete targets
     solution: tuple[tuple[str, Any], ...] = ()  # sliders: one setting that reaches the target
+    run: GrpoSetup | None = None  # grpo: the GRPOTrainer run (its `setup` is `run.setup`)
 
     @property
     def id(self) -> str:
@@ -179,6 +184,11 @@ class Question:
     @property
     def multiple(self) -> bool:
         return len(self.correct) > 1
+
+    @property
+    def numeric(self) -> bool:
+        """One number is asked for (a `numeric` or a `grpo` question)."""
+        return self.spec.kind in NUMERIC_KINDS
 
     @property
     def token(self) -> str:
@@ -226,8 +236,11 @@ def on_grid(control: Control, value: Any) -> bool:
     return abs(position - round(position)) < 1e-6
 
 
-def quantity_label(name: str) -> Message | Joined:
-    """How a quantity is called, said in the reader's language (a plain field name in code font)."""
+def quantity_label(name: str, kind: str = "numeric") -> Message | Joined:
+    """How a quantity is called, said in the reader's language (a plain field name in code font); a `grpo`
+    question's quantities are GRPO's (`steplab.teaching.grpo_counting.label`)."""
+    if kind == "grpo" and grpo_counting.is_quantity(name):
+        return grpo_counting.label(name)
     if name in PLAN_QUANTITIES:
         return said(PLAN_QUANTITIES[name][0])
     return msg("quiz.field_label", name=name)
