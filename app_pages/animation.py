@@ -6,7 +6,6 @@ position and is bound to the URL (?frame=), so a link can stop at any frame.
 """
 
 import time
-from collections.abc import Callable
 
 import streamlit as st
 
@@ -20,6 +19,7 @@ from steplab_ui.views import animation as view
 from steplab_ui.widgets import animation_frames as frames
 from steplab_ui.widgets.animation_html import export_html
 from steplab_ui.widgets.player import SPEEDS, Player, url_frame_ok
+from steplab_ui.widgets.stored_player import StoredPlayer
 
 FRAME = "frame"  # the scrubber: 1-based window position, bound to ?frame=
 SPEED = "anim_speed"  # the speed control (read into the player, never written)
@@ -28,16 +28,8 @@ STORED = {"position": "_anim_position", "playing": "anim_playing", "hold": "_ani
           "last_tick": "_anim_last_tick", "echoes": "_anim_ticks"}  # Player field -> session key
 
 
-def load() -> Player:
-    """The player as the session state holds it (no position until a first run has read ?frame=)."""
-    return Player.stored(st.session_state, STORED, speed=st.session_state.get(SPEED, 1.0))
-
-
-def apply(transition: Callable[..., Player], *args: object) -> Player:
-    """One pure transition of the stored player, stored back (the position only once known) and returned."""
-    player = transition(load(), *args)
-    st.session_state.update(player.storing(STORED))
-    return player
+PLAYER = StoredPlayer(STORED, SPEED)
+load, apply = PLAYER.load, PLAYER.apply
 
 
 def controls(timeline: Timeline, lang: str, player: Player) -> None:

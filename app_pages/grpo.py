@@ -11,7 +11,6 @@ generation round is a frame of its own; the curve and the console follow the eve
 """
 
 import time
-from collections.abc import Callable
 
 import streamlit as st
 
@@ -25,6 +24,7 @@ from steplab_ui.shell.page import page
 from steplab_ui.views import grpo as view
 from steplab_ui.widgets import grpo_figures as figures
 from steplab_ui.widgets.player import SPEEDS, Player, url_frame_ok
+from steplab_ui.widgets.stored_player import StoredPlayer
 
 FRAME = "grpo_frame"  # the scrubber: 1-based window position, bound to ?grpo_frame=
 SPEED = "grpo_speed"
@@ -35,15 +35,8 @@ SECONDS_PER_UPDATE = 1.0  # the console's clock: illustrative (a GRPO update's t
 TAIL = 24
 
 
-def load() -> Player:
-    return Player.stored(st.session_state, STORED, speed=st.session_state.get(SPEED, 1.0))
-
-
-def apply(transition: Callable[..., Player], *args: object) -> Player:
-    """One pure transition of the stored player, stored back and returned."""
-    player = transition(load(), *args)
-    st.session_state.update(player.storing(STORED))
-    return player
+PLAYER = StoredPlayer(STORED, SPEED)
+load, apply = PLAYER.load, PLAYER.apply
 
 
 def grpo_controls(lang: str, setup) -> None:  # noqa: ANN001 - the shared TrainingSetup, or None
@@ -161,9 +154,12 @@ if not presenter:  # the projector gets the picture: the settings stay in the li
     grpo_controls(lang, context.setup)
 plan = planned(lang, context.setup, presenter)
 if plan is not None:
-    with st.container(horizontal=True, gap="small", key=layout.CARDS_KEY + "_grpo"):
-        for label, value, help_text in view.cards(plan, lang):
-            st.metric(label, value, help=help_text, border=True)
+    cards = view.cards(plan, lang)
+    # on a projector's larger type, six cards in one row cut their words ("S = 8, …"): two rows of three
+    for index, row in enumerate((cards[:3], cards[3:]) if presenter else (cards,)):
+        with st.container(horizontal=True, gap="small", key=f"{layout.CARDS_KEY}_grpo{index}"):
+            for label, value, help_text in row:
+                st.metric(label, value, help=help_text, border=True)
     if not presenter:
         with st.expander(t(lang, "grpo.arithmetic"), expanded=True):
             st.markdown(view.arithmetic_text(plan, lang))

@@ -31,6 +31,7 @@ from steplab_ui.shell import layout, state
 from steplab_ui.shell.page import page
 from steplab_ui.views import playground as view
 from steplab_ui.widgets.player import RUN_SPEEDS, Player, url_frame_ok
+from steplab_ui.widgets.stored_player import StoredPlayer
 
 SLIDER, EXACT = "pg_step_slider", "pg_step_exact"  # the step control while paused: it takes k
 SHOWN = {SLIDER: "pg_step_slider_playing", EXACT: "pg_step_exact_playing"}  # while playing: it only shows k
@@ -43,16 +44,8 @@ TICK = 0.5  # seconds between console redraws while playing
 TAIL = 30
 
 
-def load() -> Player:
-    """The run's playback as the session state holds it (no position until a first run has read `?step=`)."""
-    return Player.stored(st.session_state, STORED, speed=st.session_state.get(SPEED) or DEFAULT_SPEED)
-
-
-def apply(transition: Callable[..., Player], *args: object) -> Player:
-    """One pure transition of the stored player, stored back and returned."""
-    player = transition(load(), *args)
-    st.session_state.update(player.storing(STORED))
-    return player
+PLAYER = StoredPlayer(STORED, SPEED, DEFAULT_SPEED)
+load, apply = PLAYER.load, PLAYER.apply
 
 
 def apply_now(transition: Callable[..., Player], *args: object) -> Player:

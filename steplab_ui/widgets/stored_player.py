@@ -1,0 +1,32 @@
+"""A page's `Player` kept in the session: loaded from the session state under the page's own keys, moved by one
+pure transition and stored back (the animation, the playground and the GRPO page each keep one)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import streamlit as st
+
+from steplab_ui.widgets.player import Player
+
+
+@dataclass(frozen=True)
+class StoredPlayer:
+    """Where a page keeps its player: `keys` maps a `Player` field to its session key, `speed_key` is the page's
+    speed control (read into the player, never written)."""
+
+    keys: Mapping[str, str]
+    speed_key: str
+    default_speed: float = 1.0
+
+    def load(self) -> Player:
+        """The player as the session state holds it (no position until a first run has read the link's)."""
+        speed = st.session_state.get(self.speed_key) or self.default_speed
+        return Player.stored(st.session_state, self.keys, speed=speed)
+
+    def apply(self, transition: Callable[..., Player], *args: object) -> Player:
+        """One pure transition of the stored player, stored back (the position only once known) and returned."""
+        player = transition(self.load(), *args)
+        st.session_state.update(player.storing(self.keys))
+        return player
