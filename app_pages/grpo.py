@@ -18,7 +18,7 @@ from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import t
 from steplab.simulation import grpo_run
 from steplab.simulation.grpo_run import GrpoTimeline
-from steplab.trl.grpo import plan_grpo
+from steplab.trl.grpo import GrpoPlan, plan_grpo
 from steplab_ui.shell import layout, state
 from steplab_ui.shell.page import page
 from steplab_ui.views import grpo as view
@@ -146,6 +146,15 @@ def player_view(timeline: GrpoTimeline, lang: str, presenter: bool) -> None:
         st.rerun()  # the last event was reached while playing: stop the ticks
 
 
+def show_cards(plan: GrpoPlan, lang: str, presenter: bool) -> None:
+    """The result cards; on a projector's larger type two rows of three (one row cut "S = 8, μ = 1" short)."""
+    cards = view.cards(plan, lang)
+    for index, row in enumerate((cards[:3], cards[3:]) if presenter else (cards,)):
+        with st.container(horizontal=True, gap="small", key=f"{layout.CARDS_KEY}_grpo{index}"):
+            for label, value, help_text in row:
+                st.metric(label, value, help=help_text, border=True)
+
+
 context = page("grpo")
 lang, presenter = context.lang, context.presenter
 if context.error is not None:
@@ -154,13 +163,8 @@ if not presenter:  # the projector gets the picture: the settings stay in the li
     grpo_controls(lang, context.setup)
 plan = planned(lang, context.setup, presenter)
 if plan is not None:
-    cards = view.cards(plan, lang)
-    # on a projector's larger type, six cards in one row cut their words ("S = 8, …"): two rows of three
-    for index, row in enumerate((cards[:3], cards[3:]) if presenter else (cards,)):
-        with st.container(horizontal=True, gap="small", key=f"{layout.CARDS_KEY}_grpo{index}"):
-            for label, value, help_text in row:
-                st.metric(label, value, help=help_text, border=True)
     if not presenter:
+        show_cards(plan, lang, presenter)
         with st.expander(t(lang, "grpo.arithmetic"), expanded=True):
             st.markdown(view.arithmetic_text(plan, lang))
     timeline = grpo_run.build_grpo_timeline(plan)
@@ -172,3 +176,5 @@ if plan is not None:
             state.url_notice(lang, FRAME, str(st.query_params.get(FRAME)))  # before the bound slider drops it
         st.session_state[TICKING] = apply(Player.holding).interval  # a full run is never a tick
         st.fragment(player_view, run_every=st.session_state[TICKING])(timeline, lang, presenter)
+    if presenter:  # the projector's first screen is the picture; the cards follow it
+        show_cards(plan, lang, presenter)
