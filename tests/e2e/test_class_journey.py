@@ -71,18 +71,22 @@ def check_a_selfcheck_question(page: Page, lang: str) -> None:
     """Answer the question on /selfcheck with something valid, whatever its kind, and check it."""
     box = page.get_by_test_id("stMain").locator(".st-key-selfcheck__box")
     expect(box).to_be_visible()
+    number, radio, checkbox = box.get_by_role("spinbutton"), box.get_by_role("radio"), box.get_by_role("checkbox")
+    control = number.or_(radio).or_(checkbox).or_(box.get_by_role("slider"))
     for _ in range(3):  # a run still on its way (a new question drawn after a restart) can redraw the input under
         # the answer just typed: at load 18 the check then found no answer ("cannot grade"); answer until it holds
-        if box.get_by_role("spinbutton").count():
-            box.get_by_role("spinbutton").first.fill("1")
-            box.get_by_role("spinbutton").first.press("Enter")
-            held = lambda: box.get_by_role("spinbutton").first.input_value() != ""  # noqa: E731
-        elif box.get_by_test_id("stRadioOption").count():
+        expect(control.first).to_be_visible()  # the browser loads a kind of input's code when it first shows one:
+        # the run can be over before the input is on screen
+        if number.count():
+            number.first.fill("1")
+            number.first.press("Enter")
+            held = lambda: number.count() > 0 and number.first.input_value() != ""  # noqa: E731
+        elif radio.count():
             box.get_by_test_id("stRadioOption").first.click()
-            held = lambda: box.get_by_role("radio").first.is_checked()  # noqa: E731
-        elif box.get_by_test_id("stCheckbox").count():
+            held = lambda: radio.count() > 0 and radio.first.is_checked()  # noqa: E731
+        elif checkbox.count():
             box.get_by_test_id("stCheckbox").first.locator("label").first.click()
-            held = lambda: box.get_by_role("checkbox").first.is_checked()  # noqa: E731
+            held = lambda: checkbox.count() > 0 and checkbox.first.is_checked()  # noqa: E731
         else:
             held = lambda: True  # noqa: E731 - a slider question is checked as it stands
         wait_for_app_run(page)
