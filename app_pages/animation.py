@@ -50,19 +50,14 @@ def controls(timeline: Timeline, lang: str, player: Player) -> None:
 def player_view(timeline: Timeline, lang: str, presenter: bool) -> None:
     """The animated part: controls, scrubber, counters, figure and narration for the current frame."""
     count = len(timeline.frames)
-    stored = load()
-    if st.session_state.get(TICKING) != stored.interval:
-        st.rerun()  # play, pause or speed changed: register the fragment again with the new run_every
-    player = apply(Player.tick, count, time.monotonic())
-    if stored.position is not None:
-        st.session_state[FRAME] = player.position  # the slider shows the server's position
+    player = PLAYER.ticked(count, TICKING, FRAME)
     buttons = st.container()
     if count > 1:
         value = st.slider(t(lang, "anim.frame"), min_value=1, max_value=count, key=FRAME, bind="query-params",
                           on_change=lambda: apply(Player.scrub, st.session_state[FRAME], count, time.monotonic()),
                           help=t(lang, "anim.frame_help"), label_visibility="collapsed" if presenter else "visible",
                           **({} if FRAME in st.session_state else {"value": 1}))
-        if stored.position is None:  # the first run: the position comes from the URL (?frame=) through the slider
+        if player.position is None:  # the first run: the position comes from the URL (?frame=) through the slider
             player = apply(Player.opened_at, value)
     current = player.at(count)
     with buttons:

@@ -100,19 +100,14 @@ def player_view(timeline: GrpoTimeline, lang: str, presenter: bool) -> None:
     """The animated part: controls, scrubber, figure, words and counters, then the curve and the console at the
     event shown (one fragment: they tick together)."""
     count = len(timeline.frames)
-    stored = load()
-    if st.session_state.get(TICKING) != stored.interval:
-        st.rerun()  # play, pause or speed changed: register the fragment again with the new run_every
-    player = apply(Player.tick, count, time.monotonic())
-    if stored.position is not None:
-        st.session_state[FRAME] = player.position
+    player = PLAYER.ticked(count, TICKING, FRAME)
     top = st.container()
     if count > 1:
         value = st.slider(t(lang, "grpo.frame"), min_value=1, max_value=count, key=FRAME, bind="query-params",
                           on_change=lambda: apply(Player.scrub, st.session_state[FRAME], count, time.monotonic()),
                           label_visibility="collapsed" if presenter else "visible",
                           **({} if FRAME in st.session_state else {"value": 1}))
-        if stored.position is None:
+        if player.position is None:
             player = apply(Player.opened_at, value)
     position = player.at(count) - 1
     with top:

@@ -3,6 +3,7 @@ pure transition and stored back (the animation, the playground and the GRPO page
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -29,4 +30,16 @@ class StoredPlayer:
         """One pure transition of the stored player, stored back (the position only once known) and returned."""
         player = transition(self.load(), *args)
         st.session_state.update(player.storing(self.keys))
+        return player
+
+    def ticked(self, count: int, ticking_key: str, frame_key: str) -> Player:
+        """A playing fragment's run over `count` frames: registered again (`st.rerun`) when play, pause or the speed
+        changed its interval (`ticking_key` holds the one it runs with), moved on by the clock, its position shown
+        by the scrubber (`frame_key`)."""
+        stored = self.load()
+        if st.session_state.get(ticking_key) != stored.interval:
+            st.rerun()
+        player = self.apply(Player.tick, count, time.monotonic())
+        if stored.position is not None:
+            st.session_state[frame_key] = player.position
         return player
