@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from steplab.i18n import Message, fmt_int, msg
 from steplab.simulation import lr_curve
 from steplab.simulation.logblock import Counts
 from steplab.simulation.run_log import RunLog
@@ -161,52 +160,3 @@ def learning_rate_curve(plan: GrpoPlan) -> lr_curve.Curve:
     if samples is not None:
         samples.setflags(write=False)
     return replace(found, run=replace(found.run, samples=samples))
-
-
-@dataclass(frozen=True)
-class Worked:
-    """One line of GRPO's worked arithmetic: what is counted, the formula with the numbers in it, a note."""
-
-    key: str
-    label: Message
-    formula: str  # language-neutral: "Gb ÷ G = 32 ÷ 8 = 4"
-    note: Message | None = None
-
-
-def arithmetic(plan: GrpoPlan) -> list[Worked]:
-    """How the plan's numbers follow from the setup, in reading order (every number the plan's)."""
-    setup, trainer = plan.setup, plan.trainer
-    batch, processes, ga = setup.per_device_train_batch_size, setup.world_size, setup.gradient_accumulation_steps
-    steps, size, generations = plan.steps_per_generation, plan.generation_batch_size, setup.num_generations
-    prompts, rounds, iterations = plan.unique_prompts_per_round, plan.rounds_per_epoch, setup.num_iterations
-    n = fmt_int
-    if setup.generation_batch_size is not None:
-        sizes = [Worked("size", msg("grpo_run.size"), f"generation_batch_size = {n(size)}", msg("grpo_run.size_given")),
-                 Worked("steps", msg("grpo_run.steps"), f"S = Gb ÷ (B × P) = {n(size)} ÷ ({n(batch)} × {n(processes)}) "
-                        f"= {n(steps)}")]
-    else:
-        source = "steps_per_generation" if setup.steps_per_generation is not None else "gradient_accumulation_steps"
-        sizes = [Worked("steps", msg("grpo_run.steps"), f"S = {source} = {n(steps)}"),
-                 Worked("size", msg("grpo_run.size"), f"Gb = B × P × S = {n(batch)} × {n(processes)} × {n(steps)} "
-                        f"= {n(size)}")]
-    dropped = plan.prompts_dropped_per_epoch
-    per_epoch = trainer.micro_batches_per_epoch
-    return [
-        *sizes,
-        Worked("prompts", msg("grpo_run.prompts"), f"U = Gb ÷ G = {n(size)} ÷ {n(generations)} = {n(prompts)}"),
-        Worked("rounds", msg("grpo_run.rounds"), f"⌊N ÷ U⌋ = ⌊{n(setup.num_samples)} ÷ {n(prompts)}⌋ = {n(rounds)}",
-               msg("grpo_run.dropped", dropped=dropped, count=dropped) if dropped else None),
-        Worked("micro_batches", msg("grpo_run.micro_batches"),
-               f"{n(rounds)} × S × μ = {n(rounds)} × {n(steps)} × {n(iterations)} = {n(per_epoch)}"),
-        Worked("updates", msg("grpo_run.updates"),
-               f"⌈{n(per_epoch)} ÷ GA⌉ = ⌈{n(per_epoch)} ÷ {n(ga)}⌉ = {n(trainer.num_update_steps_per_epoch)}"
-               if per_epoch else f"{n(trainer.num_update_steps_per_epoch)}"),
-        Worked("total", msg("grpo_run.total"), f"max_steps = {n(trainer.max_steps)}",
-               msg("grpo_run.total_given") if setup.uses_max_steps else msg(
-                   "grpo_run.total_epochs", epochs=setup.num_train_epochs)),
-        Worked("completions", msg("grpo_run.completions"),
-               f"B × GA × P = {n(batch)} × {n(ga)} × {n(processes)} = {n(plan.completions_per_update)}"),
-        Worked("generations", msg("grpo_run.generations"),
-               f"⌈{n(plan.micro_batches_run)} ÷ (S × μ)⌉ = ⌈{n(plan.micro_batches_run)} ÷ "
-               f"{n(plan.micro_batches_per_round)}⌉ = {n(plan.generation_rounds)}"),
-    ]

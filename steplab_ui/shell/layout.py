@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import t
+from steplab.teaching.explain import Line
 from steplab.teaching.warnings import Warning
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.setup import TrainingSetup
@@ -175,6 +177,14 @@ def plan_or_message(setup: TrainingSetup | None, error: SetupError | None, lang:
     except SetupError as problem:
         show_setup_error(problem, lang)
     return None
+
+
+def worked_markdown(lines: Iterable[Line], lang: str) -> str:
+    """The engine's worked arithmetic as one Markdown element: a paragraph a line, the label in bold, the formula
+    as code, the note after a dash (the calculator, /grpo, a lesson's widgets and a class reveal all write it so)."""
+    colon, dash = ("：", "——") if lang == "zh" else (": ", " — ")
+    return "\n\n".join(f"**{line.label.get(lang)}**{colon}`{line.formula}`"
+                         + (f"{dash}{line.note.get(lang)}" if line.note else "") for line in lines)
 
 
 def show_warnings(warnings: list[Warning], lang: str) -> None:

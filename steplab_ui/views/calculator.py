@@ -39,10 +39,7 @@ def cards(plan: Plan, lang: str, key: str = "") -> None:
 
 def arithmetic(plan: Plan, lang: str) -> None:
     """The worked arithmetic, one paragraph per step of the reasoning (one element: cheaper reruns)."""
-    colon, dash = ("：", "——") if lang == "zh" else (": ", " — ")
-    lines = [f"**{line.label.get(lang)}**{colon}`{line.formula}`" + (f"{dash}{line.note.get(lang)}" if line.note else "")
-             for line in explain(plan)]
-    st.markdown("\n\n".join(lines))
+    st.markdown(layout.worked_markdown(explain(plan), lang))
 
 
 def warnings(plan: Plan, lang: str) -> None:

@@ -25,7 +25,6 @@ from steplab.classroom.polls import Poll
 from steplab.classroom.spread import Bar
 from steplab.classroom.store import ClassError, Store, Tally
 from steplab.i18n import fmt_number, t, whole
-from steplab.teaching.explain import Line
 from steplab_ui.shell import layout
 from steplab_ui.shell.class_database import DATABASE_ERRORS, open_store
 from steplab_ui.shell.layout import COLOURS
@@ -164,13 +163,6 @@ def show_spread(poll: Poll, tally: Tally, lang: str, key: str, presenter: bool =
     st.caption(sentence)
 
 
-def worked_lines(lines: tuple[Line, ...], lang: str) -> str:
-    """The engine's arithmetic, one paragraph a step (as the calculator writes it)."""
-    colon, dash = ("：", "——") if lang == "zh" else (": ", " — ")
-    return "\n\n".join(f"**{line.label.get(lang)}**{colon}`{line.formula}`"
-                       + (f"{dash}{line.note.get(lang)}" if line.note else "") for line in lines)
-
-
 def given_lines(poll: Poll, tally: Tally, lang: str) -> list[str]:
     """The wrong answers the room gave, most frequent first, each with the wrong rule that produces it (or that no
     common rule does), as Markdown list items; beyond `MAX_EXPLAINED` answers, one line counts the rest."""
@@ -196,7 +188,7 @@ def show_reveal(poll: Poll, tally: Tally, lang: str) -> None:
                                                   answered=tally.answered), border=True)
     if shown.worked:
         st.markdown(f"**{t(lang, 'room.reveal.worked')}**")
-        st.markdown(worked_lines(shown.worked, lang))
+        st.markdown(layout.worked_markdown(shown.worked, lang))
     if shown.explanation is not None:
         st.markdown(f"**{t(lang, 'room.reveal.explanation')}**\n\n{shown.explanation.get(lang)}")
     if polls.is_numeric(poll) and (lines := given_lines(poll, tally, lang)):
@@ -221,6 +213,6 @@ def feedback(poll: Poll, mine: float | None, lang: str) -> None:
         elif polls.is_numeric(poll):
             st.markdown(t(lang, "join.no_rule", value=answer_text(poll, mine, lang)))
     if shown.worked:
-        st.markdown(worked_lines(shown.worked, lang))
+        st.markdown(layout.worked_markdown(shown.worked, lang))
     if shown.explanation is not None:
         st.markdown(shown.explanation.get(lang))

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from steplab.errors import TrainerRefusal
 from steplab.i18n import fmt_float, fmt_int, fmt_lr, t
-from steplab.simulation import grpo_run
 from steplab.simulation.grpo_run import GrpoTimeline
+from steplab.teaching import grpo_counting
 from steplab.trl.grpo import GrpoPlan
 from steplab.trl.settings import CONFIG_DEFAULTS
+from steplab_ui.shell import layout
 from steplab_ui.views import animation
 
 GRPO_FIELDS = ("num_generations", "steps_per_generation", "generation_batch_size", "num_iterations")
@@ -57,10 +58,8 @@ def cards(plan: GrpoPlan, lang: str) -> list[tuple[str, str, str]]:
 
 
 def arithmetic_text(plan: GrpoPlan, lang: str) -> str:
-    """The worked arithmetic, one paragraph a line (one element)."""
-    colon, dash = ("：", "——") if lang == "zh" else (": ", " — ")
-    return "\n\n".join(f"**{line.label.get(lang)}**{colon}`{line.formula}`"
-                       + (f"{dash}{line.note.get(lang)}" if line.note else "") for line in grpo_run.arithmetic(plan))
+    """The worked arithmetic (`teaching.grpo_counting.worked`, as the lesson and a class reveal show it)."""
+    return layout.worked_markdown(grpo_counting.worked(plan), lang)
 
 
 def narration(timeline: GrpoTimeline, position: int, lang: str) -> str:

@@ -10,6 +10,7 @@ from steplab.i18n import Text, t
 from steplab.teaching import grpo_counting, rl_pipeline
 from steplab.teaching.lessons import Block, Lesson, scenario_kind
 from steplab.trainer.quantities import format_quantity, label
+from steplab_ui.shell import layout
 from steplab_ui.views import calculator as calculator_view
 from steplab_ui.views import lesson_widgets as widgets
 
@@ -90,7 +91,8 @@ def predict(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool =
     if kind == "rlvr":
         widgets.roll_arithmetic(lesson.scenarios[scenario], lang)
     elif kind == "grpo":
-        widgets.grpo_arithmetic(grpo_counting.worked(grpo_counting.grpo_plan(lesson.scenarios[scenario])), lang)
+        st.markdown(layout.worked_markdown(
+            grpo_counting.worked(grpo_counting.grpo_plan(lesson.scenarios[scenario])), lang))
     else:
         calculator_view.arithmetic(lesson.plan(scenario), lang)
 
@@ -159,8 +161,6 @@ def next_lesson(course: tuple[Lesson, ...], lesson: Lesson, lang: str) -> None:
                   on_click=_open, args=(following.id,), help=t(lang, "lesson.next_lesson_help"))
     else:
         st.caption(t(lang, "lesson.finished"))
-        from steplab_ui.shell import layout
-
         layout.page_link("app_pages/selfcheck.py", "selfcheck", t(lang, "lesson.to_selfcheck"), ":material/quiz:")
 
 

@@ -20,7 +20,6 @@ from steplab_ui.views.labs import overfitting as overfitting_lab
 from steplab_ui.views.labs import parts as lab_parts
 
 if TYPE_CHECKING:
-    from steplab.teaching.explain import Line
     from steplab.teaching.rl_pipeline import RlvrSetup
 
 
@@ -232,13 +231,6 @@ def roll(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = Fa
         roll_arithmetic(setup, lang)
 
 
-def grpo_arithmetic(lines: tuple[Line, ...], lang: str) -> None:
-    """A GRPO run's worked arithmetic, one paragraph per line (as the calculator's)."""
-    colon, dash = ("：", "——") if lang == "zh" else (": ", " — ")
-    st.markdown("\n\n".join(f"**{line.label.get(lang)}**{colon}`{line.formula}`"
-                            + (f"{dash}{line.note.get(lang)}" if line.note else "") for line in lines))
-
-
 def grpo(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = False) -> None:
     """A TRL GRPO run on the learner's numbers: N, B, P, GA, G, μ and S in; the engine's prompts per generation
     round, rounds, micro-batches and updates out (`grpo_counting.widget_view`: plain data), or TRL's refusal."""
@@ -277,7 +269,7 @@ def grpo(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = Fa
     for note in view.notes:
         st.info(note.get(lang), icon=":material/info:")
     with st.expander(t(lang, "lesson.show_arithmetic")):
-        grpo_arithmetic(view.worked, lang)
+        st.markdown(layout.worked_markdown(view.worked, lang))
 
 
 WIDGETS: dict[str, Callable[[Lesson, Block, str, str, bool], None]] = {
