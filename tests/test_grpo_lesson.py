@@ -295,3 +295,16 @@ def test_the_widget_says_why_too_few_prompts_are_refused():
     (note,) = view.notes
     assert note.key == "grpo.note.no_round" and dict(note.values)["per_round"] == by_hand(
         {**values, "num_samples": 1000}).unique_prompts_per_round
+
+
+def test_a_given_generation_batch_size_says_how_s_follows_from_it():
+    """Gb set directly (S unset): the first worked line says S = Gb ÷ (B × P) with the run's own numbers."""
+    plan = by_hand({"num_samples": 1600, "per_device_train_batch_size": 4, "world_size": 2,
+                    "gradient_accumulation_steps": 8, "generation_batch_size": 64})
+    first = grpo_counting.worked(plan)[0]
+    assert first.formula == "generation_batch_size = 64"
+    assert plan.steps_per_generation == 8
+    assert "64 ÷ (4 × 2) = 8" in first.note.get("en") and "64 ÷ (4 × 2) = 8" in first.note.get("zh")
+    default = grpo_counting.worked(by_hand({"num_samples": 1600, "per_device_train_batch_size": 4,
+                                            "gradient_accumulation_steps": 8}))[0]
+    assert "÷" not in default.note.get("en")

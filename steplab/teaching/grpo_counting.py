@@ -124,13 +124,16 @@ def worked(plan: GrpoPlan) -> tuple[Line, ...]:
     updates per epoch, the total and the updates that run, over the micro-batches GRPO's sampler makes)."""
     s = g = plan.setup  # the setup holds GRPOConfig's fields too
     batch, processes, steps = s.per_device_train_batch_size, s.world_size, plan.steps_per_generation
-    if g.generation_batch_size is not None:
+    if g.generation_batch_size is not None:  # given: S follows from it
         size = f"generation_batch_size = {fmt_int(plan.generation_batch_size)}"
+        size_note = msg("grpo.worked.generation_batch_size_given", formula=f"{fmt_int(plan.generation_batch_size)} ÷ "
+                        f"({fmt_int(batch)} × {fmt_int(processes)}) = {fmt_int(steps)}")
     else:
         size = f"{fmt_int(batch)} × {fmt_int(processes)} × {fmt_int(steps)} = {fmt_int(plan.generation_batch_size)}"
+        size_note = msg("grpo.worked.generation_batch_size")
     rounds, per_round = plan.rounds_per_epoch, plan.micro_batches_per_round
     lines = [
-        Line("generation_batch_size", label("generation_batch_size"), size, msg("grpo.worked.generation_batch_size")),
+        Line("generation_batch_size", label("generation_batch_size"), size, size_note),
         Line("unique_prompts_per_round", label("unique_prompts_per_round"),
              _division(plan.generation_batch_size, g.num_generations)),
         Line("rounds_per_epoch", label("rounds_per_epoch"), _division(s.num_samples, plan.unique_prompts_per_round),
