@@ -5,7 +5,6 @@ ticks of a `run_every` fragment (the only part redrawn per tick), stored back. T
 position and is bound to the URL (?frame=), so a link can stop at any frame.
 """
 
-import time
 
 import streamlit as st
 
@@ -52,13 +51,8 @@ def player_view(timeline: Timeline, lang: str, presenter: bool) -> None:
     count = len(timeline.frames)
     player = PLAYER.ticked(count, TICKING, FRAME)
     buttons = st.container()
-    if count > 1:
-        value = st.slider(t(lang, "anim.frame"), min_value=1, max_value=count, key=FRAME, bind="query-params",
-                          on_change=lambda: apply(Player.scrub, st.session_state[FRAME], count, time.monotonic()),
-                          help=t(lang, "anim.frame_help"), label_visibility="collapsed" if presenter else "visible",
-                          **({} if FRAME in st.session_state else {"value": 1}))
-        if player.position is None:  # the first run: the position comes from the URL (?frame=) through the slider
-            player = apply(Player.opened_at, value)
+    player = PLAYER.scrubber(player, count, FRAME, t(lang, "anim.frame"), help=t(lang, "anim.frame_help"),
+                             collapsed=presenter)
     current = player.at(count)
     with buttons:
         controls(timeline, lang, player)

@@ -10,7 +10,6 @@ evaluation); its refusals are shown in TRL's words with what to change. Playback
 generation round is a frame of its own; the curve and the console follow the event shown.
 """
 
-import time
 
 import streamlit as st
 
@@ -102,13 +101,7 @@ def player_view(timeline: GrpoTimeline, lang: str, presenter: bool) -> None:
     count = len(timeline.frames)
     player = PLAYER.ticked(count, TICKING, FRAME)
     top = st.container()
-    if count > 1:
-        value = st.slider(t(lang, "grpo.frame"), min_value=1, max_value=count, key=FRAME, bind="query-params",
-                          on_change=lambda: apply(Player.scrub, st.session_state[FRAME], count, time.monotonic()),
-                          label_visibility="collapsed" if presenter else "visible",
-                          **({} if FRAME in st.session_state else {"value": 1}))
-        if player.position is None:
-            player = apply(Player.opened_at, value)
+    player = PLAYER.scrubber(player, count, FRAME, t(lang, "grpo.frame"), collapsed=presenter)
     position = player.at(count) - 1
     with top:
         buttons(timeline, lang, player)

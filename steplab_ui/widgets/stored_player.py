@@ -43,3 +43,16 @@ class StoredPlayer:
         if stored.position is not None:
             st.session_state[frame_key] = player.position
         return player
+
+    def scrubber(self, player: Player, count: int, frame_key: str, label: str, *, help: str | None = None,
+                 collapsed: bool = False) -> Player:
+        """The position slider bound to the link (`frame_key`): a move is a scrub of the stored player; on a first
+        run (no position yet) the player opens where the link's value puts it. Returns the player to draw."""
+        if count <= 1:
+            return player
+        value = st.slider(label, min_value=1, max_value=count, key=frame_key, bind="query-params",
+                          on_change=lambda: self.apply(Player.scrub, st.session_state[frame_key], count,
+                                                       time.monotonic()),
+                          help=help, label_visibility="collapsed" if collapsed else "visible",
+                          **({} if frame_key in st.session_state else {"value": 1}))
+        return self.apply(Player.opened_at, value) if player.position is None else player
