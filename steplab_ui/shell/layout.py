@@ -13,13 +13,14 @@ from streamlit.delta_generator import DeltaGenerator
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import t
-from steplab.teaching.explain import Line
 from steplab.teaching.warnings import Warning
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.setup import TrainingSetup
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
+
+    from steplab.teaching.explain import Line
 
 # The browser tab's icon, a file of the app (a `:material/…:` icon is fetched from fonts.gstatic.com, and a class
 # may be offline), handed to Streamlit as a data URL read once: given a path, `st.set_page_config` reopened,
