@@ -1,11 +1,14 @@
 """A virtual environment of its own for a test oracle, built once; and a worker process that answers in it.
 
 An oracle whose pins differ from the suite's (LLaMA-Factory 0.9.5's transformers 5.6, TRL 1.x) gets a venv
-built once into `.cache/<name>` from a constraints file in `tests/data/`. The venv sees the suite's packages
-(torch 2.13.0 above all) through `--system-site-packages`, so only what the constraints list is installed, by the
-suite's own pip (no bootstrap download; the machine's pip settings apply). Parallel pytest workers wait on a file
-lock while one builds it; a rebuilt constraints file (or another Python) rebuilds it. No index reachable: the
-tests skip, saying so.
+built once into `.cache/<name>` from a constraints file in `tests/data/`. The venv sees the packages of the
+interpreter running the suite (torch 2.13.0 above all), whatever kind of environment that is (the base Python, a
+venv, conda, uv): a `.pth` file in the new venv adds the running interpreter's site directories after the venv's
+own, so its pins win and only what the constraints list is installed, by the suite's own pip (no bootstrap
+download; the machine's pip settings apply). (`--system-site-packages` would give it the *base* interpreter's
+packages instead, which in a venv are not the suite's.) Parallel pytest workers wait on a file lock while one
+builds it; a rebuilt constraints file, or another interpreter or environment, rebuilds it. No index reachable: the
+tests skip, saying so, unless `STEPLAB_REQUIRE_ORACLES=1` (`.ci/run` sets it), which makes them fail instead.
 
 `Worker` keeps one process of a worker script running in such an environment (imports once) and exchanges one
 JSON line per request with it.
@@ -18,8 +21,10 @@ import hashlib
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import venv
 from collections.abc import Callable, Sequence
@@ -30,6 +35,29 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+REQUIRE_ENV = "STEPLAB_REQUIRE_ORACLES"
+
+
+def oracle_unavailable(reason: str) -> None:
+    """Skip the test saying `reason`, or fail it where oracles are required (`STEPLAB_REQUIRE_ORACLES=1`)."""
+    if os.environ.get(REQUIRE_ENV) == "1":
+        pytest.fail(f"{reason} ({REQUIRE_ENV}=1: an oracle that cannot run fails the test)", pytrace=False)
+    pytest.skip(reason)
+
+
+def suite_site_dirs() -> list[str]:
+    """The site directories of the interpreter running the suite, in its own order (venv, conda, uv or base)."""
+    found = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        found.append(site.getusersitepackages())
+    return [d for d in dict.fromkeys(found) if Path(d).is_dir()]
+
+
+def _see_suite_packages(venv_dir: Path) -> None:
+    """Add the running interpreter's site directories to the venv at `venv_dir`, after its own packages."""
+    own = Path(sysconfig.get_path("purelib", vars={"base": str(venv_dir), "platbase": str(venv_dir)}))
+    lines = [f"import site; site.addsitedir({d!r})" for d in suite_site_dirs()]
+    (own / "_steplab_suite_packages.pth").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -46,7 +74,8 @@ class CachedEnv:
         return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
     def fingerprint(self) -> str:
-        return hashlib.sha256(self.constraints.read_bytes() + sys.version.encode()).hexdigest()[:16]
+        running = "\n".join([sys.version, sys.prefix, *suite_site_dirs()])
+        return hashlib.sha256(self.constraints.read_bytes() + running.encode()).hexdigest()[:16]
 
     def python(self) -> Path:
         """The environment's Python, built on first use (the whole test run builds it once); skip if pip cannot."""
@@ -63,13 +92,14 @@ class CachedEnv:
                 return interpreter
             marker.unlink(missing_ok=True)
             shutil.rmtree(self.directory / "venv", ignore_errors=True)
-            venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(self.directory / "venv")
+            venv.EnvBuilder(system_site_packages=False, with_pip=False, symlinks=True).create(self.directory / "venv")
+            _see_suite_packages(self.directory / "venv")
             command = [sys.executable, "-m", "pip", "--python", str(interpreter), "install", "--quiet",
                        "--disable-pip-version-check", "-c", str(self.constraints), "--no-deps", *self.requirements()]
             done = subprocess.run(command, capture_output=True, text=True, timeout=1200)
             if done.returncode != 0:
                 reason = (done.stderr.strip().splitlines() or ["no message"])[-1]
-                pytest.skip(f"{self.title}'s environment could not be built from the package index: {reason}")
+                oracle_unavailable(f"{self.title}'s environment could not be built from the package index: {reason}")
             marker.write_text(self.fingerprint())
         return interpreter
 

@@ -3,7 +3,7 @@
 LLaMA-Factory pins transformers ≤ 5.6 and datasets ≤ 4.0, older than the suite's, so it gets a virtual
 environment of its own, built once into `.cache/llamafactory-0.9.5` (or `STEPLAB_LLAMAFACTORY_ENV`) from
 `tests/data/llamafactory-env/constraints.txt`: the versions of the real runs in `tests/data/llamafactory-runs`.
-The venv sees the suite's torch 2.13.0 through `--system-site-packages` (no second torch is installed);
+The venv sees the suite's torch 2.13.0 through `cached_env` (no second torch is installed);
 torchvision and torchaudio are not installed (their wheels are built for other torch releases) and
 `llamafactory_worker.py` stubs torchaudio, which `llamafactory.data.mm_plugin` imports but text rows never use.
 `tests/cached_env.py` builds it (parallel pytest workers wait on a file lock while one builds it; no index

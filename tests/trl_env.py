@@ -2,7 +2,7 @@
 
 TRL 1.16.0 runs on the suite's own transformers 5.24.0 and accelerate 1.16.0, so its venv
 (`tests/cached_env.py`, pinned by `tests/data/trl-env/constraints.txt`, `.cache/trl-1.16.0` or
-`STEPLAB_TRL_ENV`) holds trl alone and sees everything else through `--system-site-packages`; when the suite's
+`STEPLAB_TRL_ENV`) holds trl alone and sees everything else through `cached_env`; when the suite's
 own Python already has that trl (the `test` extra), it is used as it is. TRL 0.24.0 is the one LLaMA-Factory
 0.9.5 pins: its environment (`tests/llamafactory_env.py`, transformers 5.6.0) has it.
 

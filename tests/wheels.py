@@ -1,7 +1,8 @@
 """Wheels of other releases of a package, fetched once from the package index for tests that compare them.
 
 `pip download` brings the one wheel (no dependencies, nothing installed) into `.cache/test-wheels` (or
-`STEPLAB_WHEEL_CACHE`); a test skips, saying why, when the index cannot be reached.
+`STEPLAB_WHEEL_CACHE`); a test skips, saying why, when the index cannot be reached
+(fails instead with `STEPLAB_REQUIRE_ORACLES=1`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-import pytest
+try:
+    from tests.cached_env import oracle_unavailable
+except ImportError:  # imported as a top-level module, with tests/ on the path
+    from cached_env import oracle_unavailable  # type: ignore[no-redef]
 
 CACHE = Path(os.environ.get("STEPLAB_WHEEL_CACHE", Path(__file__).resolve().parents[1] / ".cache" / "test-wheels"))
 
@@ -34,7 +38,7 @@ def wheel(requirement: str) -> Path:
              requirement, "--dest", download], capture_output=True, text=True, timeout=600)
         if done.returncode != 0:
             reason = (done.stderr.strip().splitlines() or ["no message"])[-1]
-            pytest.skip(f"{requirement} could not be downloaded from the package index: {reason}")
+            oracle_unavailable(f"{requirement} could not be downloaded from the package index: {reason}")
         _publish(download, folder)
     finally:
         shutil.rmtree(download, ignore_errors=True)
