@@ -21,14 +21,28 @@ setup, error, lang = context.setup, context.error, context.lang
 
 
 COLUMNS = "cmp_columns"  # {column id: {field: value}}: plain state, which outlives a visit to another page
+# {column id: generation}: a column's controls are drawn under keys of their generation, with their value given
+# from COLUMNS; a new generation (a new visit, a column loaded from elsewhere) draws new controls. The controls' own
+# state is never written: a control remounted on a second visit once showed its first value (8) beside a table
+# that said 32, the value written into its state before it was drawn.
+GENERATIONS = "cmp_generations"
 
 
 def widget_key(column: int, field: str) -> str:
-    return f"cmp_{column}_{field}"
+    generation = st.session_state[GENERATIONS].get(column, 0)
+    return f"cmp_{column}_{field}" if generation == 0 else f"cmp_{column}_{field}_g{generation}"
+
+
+def renew(column: int) -> None:
+    """Draw `column`'s controls anew (new keys) with the values COLUMNS holds for it."""
+    if column in st.session_state[GENERATIONS]:
+        st.session_state[GENERATIONS][column] += 1
 
 
 def load_column(column: int, values: dict) -> None:
+    """Put `values` into `column` (controls it had are drawn anew to show them)."""
     st.session_state[COLUMNS][column] = {field: values.get(field, state.widget_default(field)) for field in COMPARE_FIELDS}
+    renew(column)
 
 
 def keep_typed(column: int, field: str) -> None:
@@ -55,15 +69,22 @@ def add_column() -> None:
 def remove_column(column: int) -> None:
     st.session_state["cmp_ids"].remove(column)
     st.session_state[COLUMNS].pop(column, None)
+    st.session_state[GENERATIONS].pop(column, None)
 
 
 if "cmp_ids" not in st.session_state or COLUMNS not in st.session_state:
     st.session_state["cmp_ids"] = list(range(len(CHAPTER)))
-    st.session_state[COLUMNS] = {}
+    st.session_state[COLUMNS], st.session_state[GENERATIONS] = {}, {}
     for index, key in enumerate(CHAPTER):
         load_column(index, presets()[key].values)
 
+st.session_state.setdefault(GENERATIONS, {})
 ids = st.session_state["cmp_ids"]
+for column in ids:  # a drawn control Streamlit forgot (another page ran meanwhile): draw the column's anew
+    drawn = column in st.session_state[GENERATIONS]
+    if drawn and any(widget_key(column, field) not in st.session_state for field in COMPARE_FIELDS):
+        renew(column)
+    st.session_state[GENERATIONS].setdefault(column, 0)
 options = [CURRENT, *presets()]
 # what the columns hold now (callbacks and typed values are in the state before the script runs), so that the
 # results come first, above the forms, at every width: on a phone the forms alone are two screens long
@@ -108,15 +129,19 @@ for slot, column, name in zip(columns, ids, names, strict=True):
                      on_change=start_from, args=(column,), placeholder=t(lang, "compare.start_placeholder"),
                      format_func=lambda k: t(lang, "compare.current") if k == CURRENT else presets()[k].title.get(lang))
         for field in COMPARE_FIELDS:
-            key = widget_key(column, field)
-            st.session_state[key] = st.session_state[COLUMNS][column][field]  # the control shows the kept value
-            label, tied = t(lang, f"field.{field}"), {"key": key, "on_change": keep_typed, "args": (column, field)}
+            kept = st.session_state[COLUMNS][column][field]  # the control is drawn with the kept value, in its type
+            if field != "trainer":
+                kept = (int if FIELDS[field].whole or field == "eval_steps" else float)(kept)
+            label = t(lang, f"field.{field}")
+            tied = {"key": widget_key(column, field), "on_change": keep_typed, "args": (column, field)}
             if field == "trainer":
-                st.selectbox(label, list(PROFILES), **tied, format_func=lambda k: f"{k} · {PROFILES[k].matched}")
+                st.selectbox(label, list(PROFILES), index=list(PROFILES).index(kept), **tied,
+                             format_func=lambda k: f"{k} · {PROFILES[k].matched}")
             elif field == "eval_steps":  # whole steps here: a column compares rhythms, not ratios
-                st.number_input(label, min_value=1, max_value=int(FIELDS[field].high), step=1, **tied)
+                st.number_input(label, min_value=1, max_value=int(FIELDS[field].high), value=kept, step=1, **tied)
             else:
-                st.number_input(label, **state.number_range(field), step=1 if FIELDS[field].whole else 0.5, **tied)
+                st.number_input(label, **state.number_range(field), value=kept,
+                                step=1 if FIELDS[field].whole else 0.5, **tied)
         st.button(t(lang, "compare.remove"), key=f"cmp_{column}_remove", on_click=remove_column, args=(column,),
                   disabled=len(ids) <= 2, icon=":material/close:")
 

@@ -48,3 +48,23 @@ def test_the_column_holding_a_setup_is_found_whatever_the_number_types():
     assert isinstance(sidebar["num_train_epochs"], float) and column_of(columns, sidebar) == 0
     assert column_of(columns, {**sidebar, "per_device_train_batch_size": 2}) == 1
     assert column_of(columns, {**sidebar, "num_samples": 1090}) is None
+
+
+def test_a_second_visit_draws_each_control_with_the_value_its_column_kept():
+    """Through the router: change column 2's accumulation, visit the calculator, come back. The control Streamlit
+    forgot meanwhile is drawn anew with the kept value as its own (its proto's default), so a browser mounting it
+    shows 32 whatever it does with a state write (it once showed the column's first value, 8, beside a table that
+    said 32); the page never writes a control's state."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("app_pages/compare.py").run()
+    at.number_input(key="cmp_1_gradient_accumulation_steps").set_value(32).run()
+    for visit in (1, 2):
+        at.switch_page("app_pages/calculator.py").run()
+        at.switch_page("app_pages/compare.py").run()
+        assert not at.exception
+        controls = [n for n in at.number_input if n.key.startswith("cmp_1_gradient_accumulation_steps")]
+        assert len(controls) == 1 and controls[0].key != "cmp_1_gradient_accumulation_steps", visit  # drawn anew
+        assert controls[0].value == 32 and controls[0].proto.default == 32
+        assert "32" in list(at.table[0].value.columns)[1]
+    preset = [n for n in at.number_input if n.key.startswith("cmp_2_gradient_accumulation_steps")][0]
+    assert preset.value == preset.proto.default == 16  # a column nobody changed keeps its preset
