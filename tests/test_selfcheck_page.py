@@ -241,3 +241,32 @@ def test_questions_share_a_page_and_count_in_their_lesson():
     at.button(key=f"demo__{second.id}__2__check").click().run()
     assert len(at.success) == 2
     assert at.text[0].value == "scores ((2, 1, 1), (3, 0, 1)) selfstudy 0"  # the demo (source None) is not counted
+
+
+def answered_and_checked_in_one_run():
+    """A question whose answer and Check reach the server as one run: the check's callback first, then the answer's
+    (the order a page reconnected after a server restart listed its controls). Run by AppTest."""
+    import streamlit as st
+
+    from steplab.teaching import quiz
+    from steplab_ui.views import quiz as view
+
+    question = quiz.generate(quiz.bank_by_id()["l2-micro-batches"], 1)
+    if st.session_state.pop("together", False):  # what Streamlit does before the script when both arrive at once
+        st.session_state[f"k__{question.id}__1__answer"] = question.answer
+        view._check(question, "k", "selfstudy")
+        view._clear("k")
+    view.render_question(question, "en", key="k", source="selfstudy")
+
+
+def test_a_check_that_arrives_with_the_answer_is_graded_whatever_the_callback_order():
+    at = AppTest.from_function(answered_and_checked_in_one_run, default_timeout=60)
+    at.run()
+    assert not at.success and not at.error
+    at.session_state["together"] = True
+    at.run()
+    assert not at.exception
+    assert len(at.success) == 1  # graded ✓: the answer's callback after the check's did not unsay it
+    question = quiz.generate(SPECS["l2-micro-batches"], 1)
+    at.number_input(key=f"k__{question.id}__1__answer").set_value(question.answer + 1).run()
+    assert not at.success and not at.error  # a later change of the answer alone still clears the old feedback

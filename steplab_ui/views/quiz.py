@@ -64,6 +64,13 @@ def _checked_key(key: str) -> str:
 
 
 def _clear(key: str) -> None:
+    """An answer control changed: the last feedback no longer stands, unless a check in the same run graded it.
+
+    A value typed and Check clicked at once (the blur's message and the click's, taken by the server as one run)
+    call both callbacks before the page draws, in the order the browser listed its controls: after a server
+    restart the check came first, and this wiped its grade (the check was never graded)."""
+    if st.session_state.get(_checked_key(key)):
+        return
     st.session_state.pop(_feedback_key(key), None)
 
 
@@ -198,7 +205,8 @@ def render_question(question: Question, lang: str, key: str, *, source: str | No
         _input(question, lang, base, key)
         clicked = st.button(t(lang, "quiz.check"), key=f"{base}__check", type="primary", icon=":material/check:",
                             on_click=_check, args=(question, key, source))
-        if clicked and not st.session_state.pop(_checked_key(key), False):
+        checked = st.session_state.pop(_checked_key(key), False)  # this run's check (a callback's), if any
+        if clicked and not checked:
             # a click the callback did not see: the first run of a new session (after a server restart the page
             # reconnects to a new session, which has no callbacks registered yet). Grade it now, and draw again.
             _check(question, key, source)
