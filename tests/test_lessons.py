@@ -184,8 +184,8 @@ def test_a_return_visit_through_the_menu_opens_the_lesson_left_last():
 
 
 def test_the_roll_widget_counts_what_the_learner_types():
-    """Lesson 11's ROLL widget: the engine's counts for the numbers typed, and a word where ROLL's split is uneven
-    or a rank has too few samples for an update."""
+    """Lesson 11's ROLL widget: the engine's counts for the numbers typed, and ROLL's own assertion, word for word,
+    where ROLL would stop (an uneven split over the ranks)."""
     from steplab.i18n import catalogue
     from steplab.teaching.rl_pipeline import RlvrSetup, rlvr_quantities
 
@@ -200,15 +200,16 @@ def test_the_roll_widget_counts_what_the_learner_types():
     at.run()
     en = catalogue("en")
     key = f"{lesson.id}_{index}"
-    at.number_input(key=f"{key}_dp").set_value(7).run()
-    at.number_input(key=f"{key}_gradient_accumulation_steps").set_value(128).run()
+    at.number_input(key=f"{key}_ppo_epochs").set_value(3).run()
+    at.number_input(key=f"{key}_gradient_accumulation_steps").set_value(8).run()
     expected = rlvr_quantities(RlvrSetup(**{**lesson.scenarios[lesson.blocks[index].data["scenario"]].to_dict(),
-                                           "dp": 7, "gradient_accumulation_steps": 128}))
+                                           "ppo_epochs": 3, "gradient_accumulation_steps": 8}))
     shown = {m.label: m.value for m in at.metric}
-    assert shown[en["rlvr.quantity.samples_per_rank"]] == f"{expected['samples_per_rank']:,}"
-    assert shown[en["rlvr.quantity.updates_per_pipeline_step"]] == "0" == str(expected["updates_per_pipeline_step"])
-    notes = " ".join(info.value for info in at.info)
-    assert "do not split evenly" in notes and "no update at all" in notes
+    assert shown[en["rlvr.quantity.updates_per_pipeline_step"]] == f"{expected['updates_per_pipeline_step']:,}"
+    assert shown[en["rlvr.quantity.actor_updates"]] == f"{expected['actor_updates']:,}"
+    at.number_input(key=f"{key}_dp").set_value(7).run()
+    errors = " ".join(error.value for error in at.error)
+    assert "AssertionError: 512 % 7 != 0" in errors and "do not split evenly" in errors
     assert not at.exception
 
 
@@ -226,12 +227,9 @@ def test_an_rlvr_setup_outside_what_roll_takes_is_named(bad):
         parse_lesson(data, "11_rl_steps.yaml")
 
 
-def test_the_rlvr_arithmetic_shows_its_numbers():
-    from steplab.teaching.rl_pipeline import RlvrSetup, rlvr_quantities, worked
-
-    setup = RlvrSetup(ppo_epochs=2, dp=7)
-    counts = rlvr_quantities(setup)
-    lines = dict((label.en, formula) for label, formula in worked(setup))
-    assert lines["Samples per process"] == f"⌊512 ÷ 7⌋ = {counts['samples_per_rank']}"
-    assert lines["Updates per pipeline step"].endswith(f"= {counts['updates_per_pipeline_step']}")
-    assert lines["Actor updates in all"] == f"500 × {counts['updates_per_pipeline_step']} = {counts['actor_updates']:,}"
+def test_a_lesson_rlvr_scenario_roll_would_stop_on_is_refused_at_load():
+    """A scenario ROLL's own assertions stop (an uneven split over the ranks) cannot reach a learner."""
+    data = yaml.safe_load((LESSONS_DIR / "11_rl_steps.yaml").read_text(encoding="utf-8"))
+    data["scenarios"]["roll"]["rlvr"].update({"dp": 7})
+    with pytest.raises(LessonError, match=r"scenarios.roll: ROLL refuses it: AssertionError: 512 % 7 != 0"):
+        parse_lesson(data, "11_rl_steps.yaml")

@@ -217,11 +217,15 @@ def _scenario(spec: Any, source: str, name: str) -> TrainingSetup | RlvrSetup | 
         return run
     if "rlvr" in spec:
         try:
-            return RlvrSetup(**spec["rlvr"])
+            run = RlvrSetup(**spec["rlvr"])
+            rlvr_quantities(run)
         except TypeError as error:
             raise LessonError(source, where, str(error)) from None
         except InputError as error:
             raise LessonError(source, where, error.message("en")) from None
+        except TrainerRefusal as error:
+            raise LessonError(source, where, f"ROLL refuses it: {error}") from None
+        return run
     values: dict[str, Any] = {}
     if "llamafactory" in spec:
         try:

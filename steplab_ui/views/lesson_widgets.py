@@ -221,6 +221,11 @@ def roll(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = Fa
             values[name] = st.number_input(rl_pipeline.label(name).get(lang), min_value=low, max_value=high,
                                            value=start[name], step=1, key=f"{key}_{name}", help=f"`{name}`")
     setup = rl_pipeline.RlvrSetup(**{name: int(value) for name, value in values.items()})
+    refused = rl_pipeline.refusal(setup)
+    if refused is not None:  # ROLL's own assertion, word for word, and what to change
+        st.error(t(lang, "rlvr.refused", error=f"`{refused.error_type}: {refused.message}`") + "\n\n"
+                 + refused.fix.get(lang), icon=":material/block:")
+        return
     counts = rl_pipeline.rlvr_quantities(setup)
     with st.container(horizontal=True, key=f"{key}_results"):
         for name in rl_pipeline.RESULTS:
