@@ -233,3 +233,30 @@ def test_a_lesson_rlvr_scenario_roll_would_stop_on_is_refused_at_load():
     data["scenarios"]["roll"]["rlvr"].update({"dp": 7})
     with pytest.raises(LessonError, match=r"scenarios.roll: ROLL refuses it: AssertionError: 512 % 7 != 0"):
         parse_lesson(data, "11_rl_steps.yaml")
+
+
+EXAMPLES = ROOT / "tests" / "data" / "llamafactory-examples"
+
+
+def test_a_scenario_keeps_every_key_of_the_example_it_cites():
+    """A lesson that names a LLaMA-Factory example (`qwen3_lora_sft.yaml`) and sets up a scenario on its datasets
+    keeps every key of that example (a variant may change a value or add a key): a key left out can change the
+    counts (lesson 9's packing floor moves from 2 to 16 sequences with `preprocessing_num_workers: 16`)."""
+    checked = 0
+    for lesson in LESSONS:
+        said = " ".join(block.data.get(lang, "") for block in lesson.blocks if block.kind in ("text", "aside")
+                        for lang in ("zh", "en"))
+        for path in EXAMPLES.glob("*.yaml"):
+            name = path.name.split("__")[-1]
+            if f"`{name}`" not in said:
+                continue
+            example = yaml.safe_load(path.read_text(encoding="utf-8"))
+            for scenario, keys in lesson.llamafactory.items():
+                if keys.get("dataset") != example["dataset"]:
+                    continue
+                missing = sorted(set(example) - set(keys))
+                assert not missing, f"lesson {lesson.number}, scenario {scenario}: {name}'s keys {missing} left out"
+                checked += 1
+    assert checked >= 6  # lesson 9: the example and its five variants
+    lesson = next(lesson for lesson in LESSONS if "packed" in lesson.llamafactory)
+    assert lesson.value("packed.funnel.fewest") == lesson.llamafactory["packed"]["preprocessing_num_workers"]
