@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -260,3 +261,73 @@ def test_a_scenario_keeps_every_key_of_the_example_it_cites():
     assert checked >= 6  # lesson 9: the example and its five variants
     lesson = next(lesson for lesson in LESSONS if "packed" in lesson.llamafactory)
     assert lesson.value("packed.funnel.fewest") == lesson.llamafactory["packed"]["preprocessing_num_workers"]
+
+
+def test_lesson_10_names_the_releases_with_a_last_step_evaluation_from_the_rows():
+    """"evaluates once more at the last step" holds for the releases whose profile row has `final_eval` (5.4 on; the
+    rows are held to their real releases by tests/test_golden.py): lesson 10 says the rows' range, every row from
+    its first release on has the behaviour, and none before it."""
+    from steplab.i18n import Text
+    from steplab.teaching.lessons import releases_with
+    from steplab.trainer.profiles import PROFILES
+
+    lesson = next(lesson for lesson in LESSONS if lesson.number == 10)
+    span = releases_with("final_eval")
+    for lang in LANGUAGES:
+        said = " ".join(lesson.say(Text(block.data["zh"], block.data["en"]), lang) for block in lesson.blocks
+                        if block.kind == "text")
+        assert f"transformers {span} " in said
+    release = lambda text: tuple(int(part) for part in text.split("."))  # noqa: E731
+    first = release(span.split(" – ")[0])
+    for profile in PROFILES.values():
+        if profile.framework == "transformers":
+            assert profile.final_eval == (release(profile.releases.split(" – ")[0]) >= first), profile.id
+
+
+
+def test_releases_with_refuses_rows_that_make_no_single_range(monkeypatch):
+    """A behaviour the rows have, lose and have again is no one range: the lesson's sentence cannot say it so."""
+    import dataclasses
+
+    from steplab.teaching import lessons as lessons_module
+    from steplab.trainer.profiles import PROFILES
+
+    broken = {key: dataclasses.replace(row, final_eval=row.final_eval or key == "hf-4.46") for key, row in PROFILES.items()}
+    monkeypatch.setattr(lessons_module, "PROFILES", broken)
+    with pytest.raises(ValueError, match="do not make one range"):
+        lessons_module.releases_with("final_eval")
+
+
+LANGUAGE_SLIPS = {
+    r"(?:这里|Trainer|StepLab|这个|错误)\s*的?算法|算法核对": "a worked calculation is 算式 (算法 is an algorithm, as GRPO is)",
+    r"一台\s*\{[^}]*\}\s*个": "a run is not 一台 (a machine's measure word) of processes",
+    r"变小多少[^。]*加多少": "a factor, not an amount: 缩小为几分之一 … 扩大为几倍",
+    r"为正在": "English word order (`max_steps` 为正 在 …): say where the check is as its own clause",
+    r"同样多个": "一样多的 … 个个都是满的",
+    r"(?i)must divide by": "English: 'must be divisible by'",
+}
+
+
+def test_the_lessons_and_questions_avoid_the_language_slips_a_reader_found():
+    """Issue 39's language findings, each a pattern with its reason, in every lesson and question text and the
+    sentences the lessons' widgets and the self-check say."""
+    from steplab.teaching.quiz.bank import load_bank
+
+    texts = [(f"lesson {lesson.number}", block.data.get(lang) or "") for lesson in LESSONS for block in lesson.blocks
+             for lang in LANGUAGES]
+    texts += [(f"lesson {lesson.number}", block.data[name][lang]) for lesson in LESSONS for block in lesson.blocks
+              for name in ("prompt", "reveal", "caption") if name in block.data for lang in LANGUAGES]
+    for spec in load_bank():
+        for text in (spec.prompt, spec.hint, spec.explanation, *(option.text for option in spec.options)):
+            if text is not None:
+                texts += [(spec.id, text.zh), (spec.id, text.en)]
+    from steplab.i18n import LOCALES
+
+    for name in ("lessons.yaml", "lesson_grpo.yaml", "lesson_funnel.yaml", "quiz.yaml", "engine/grpo_counting.yaml",
+                 "engine/rl_pipeline.yaml"):
+        for lang in LANGUAGES:
+            entries = yaml.safe_load((LOCALES / lang / name).read_text(encoding="utf-8")) or {}
+            texts += [(f"{lang}/{name}:{key}", value) for key, value in entries.items() if isinstance(value, str)]
+    found = [(where, why) for where, text in texts for pattern, why in LANGUAGE_SLIPS.items()
+             if isinstance(text, str) and re.search(pattern, text)]
+    assert not found, found
