@@ -331,3 +331,31 @@ def test_the_lessons_and_questions_avoid_the_language_slips_a_reader_found():
     found = [(where, why) for where, text in texts for pattern, why in LANGUAGE_SLIPS.items()
              if isinstance(text, str) and re.search(pattern, text)]
     assert not found, found
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_lesson_5_says_where_a_step_sits_one_way(lang):
+    """Lesson 5 (and lab C's card and text alternative it embeds) says where the best step sits with the engine's one
+    phrase, `readings.step_position` (its epoch of the run's epochs), never a fractional epoch beside a step."""
+    from steplab.labs import readings
+    from steplab_ui.views.labs import overfitting as overfitting_lab
+
+    lesson = next(lesson for lesson in LESSONS if any(b.data.get("lab") == "overfitting" for b in lesson.blocks))
+    at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=120)
+    at.query_params["lesson"] = lesson.id
+    at.query_params["lang"] = lang
+    for i, block in enumerate(lesson.blocks):
+        if block.kind == "predict":
+            at.session_state[f"{lesson.id}_{i}_revealed"] = True
+    at.run()
+    assert not at.exception
+    page = " ".join(element.value for element in [*at.markdown, *at.caption] if isinstance(element.value, str))
+    result = overfitting_lab.run_overfitting(overfitting_lab.OVERFIT_EPOCHS, overfitting_lab.OVERFIT_SEED)
+    position = readings.step_position(result, result.best_step).get(lang)
+    assert position in page
+    other_way = r"第\s*[\d,]+\s*步（第\s*\d+\.\d+\s*轮）|step [\d,]+ \(epoch \d+\.\d+\)|步\s*·\s*第"
+    assert not re.search(other_way, page), re.search(other_way, page)
+    alt = overfitting_lab.loss_sentence(result, lang)
+    assert position in alt and not re.search(other_way, alt)
+    card = overfitting_lab.overfit_cards(result, lang)[0]
+    assert card.delta == position
