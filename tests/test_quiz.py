@@ -453,7 +453,7 @@ def test_the_val_size_key_holds_for_small_and_larger_splits():
     lowers them, and none that raises them."""
     spec = quiz.bank_by_id()["l9-val-size"]
     keyed = [option.text for option in spec.options if option.correct]
-    assert len(keyed) == 1 and "不变" in keyed[0].zh and "stay the same" in keyed[0].en and "变少" in keyed[0].zh
+    assert len(keyed) == 1 and "不变" in keyed[0].zh and "unchanged" in keyed[0].en and "变少" in keyed[0].zh
     before = _steps_with_val_size(None)
     after = {fraction: _steps_with_val_size(fraction) for fraction in (0.0005, 0.001, 0.01, 0.1, 0.5)}
     assert all(steps <= before for steps in after.values())
