@@ -324,7 +324,7 @@ def test_the_lessons_and_questions_avoid_the_language_slips_a_reader_found():
     from steplab.i18n import LOCALES
 
     for name in ("lessons.yaml", "lesson_grpo.yaml", "lesson_funnel.yaml", "quiz.yaml", "engine/grpo_counting.yaml",
-                 "engine/rl_pipeline.yaml"):
+                 "engine/rl_pipeline.yaml", "app.yaml", "grpo.yaml"):
         for lang in LANGUAGES:
             entries = yaml.safe_load((LOCALES / lang / name).read_text(encoding="utf-8")) or {}
             texts += [(f"{lang}/{name}:{key}", value) for key, value in entries.items() if isinstance(value, str)]
