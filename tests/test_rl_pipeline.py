@@ -100,3 +100,35 @@ def test_lesson_11_and_its_question_count_pipeline_steps_where_roll_does():
     for text in (said, question):
         assert "进度条数的是它" not in text and "progress bar also ends at step" not in text
         assert "on the progress bar count these" not in text
+
+
+def _roll_dpo_pipeline_steps(num_train_epochs: int, batches_per_epoch: int, max_steps: int) -> int:
+    """ROLL's DPO loop as `roll/pipeline/dpo/dpo_pipeline.py` @ 8eb27cc2 writes it, transcribed: `:133` asserts
+    `max_steps > 0`; `:200` global_step = 0; `:203` for epoch in range(num_train_epochs); `:205` for each batch of
+    the drop_last loader (`:161-168`; `:206-208` skip only what a resumed state already ran, `state.step` being -1
+    on a fresh run, `roll/utils/worker_state.py:22`); one pipeline step; `:257` global_step += 1; `:258-262` break
+    at max_steps."""
+    assert max_steps > 0, "max_steps must be greater than 0"
+    global_step = 0
+    for _ in range(num_train_epochs):
+        for _ in range(batches_per_epoch):
+            global_step += 1
+            if global_step >= max_steps:
+                break
+        if global_step >= max_steps:
+            break
+    return global_step
+
+
+@pytest.mark.parametrize(("epochs", "batches", "max_steps"), [(3, 40, 500), (3, 40, 100), (1, 7, 7), (2, 5, 6)])
+def test_lesson_11_says_roll_dpo_runs_the_smaller_of_its_epochs_and_max_steps(epochs, batches, max_steps):
+    from steplab.teaching.lessons import load_lessons
+
+    assert _roll_dpo_pipeline_steps(epochs, batches, max_steps) == min(epochs * batches, max_steps)
+    with pytest.raises(AssertionError, match="max_steps must be greater than 0"):
+        _roll_dpo_pipeline_steps(epochs, batches, 0)
+    lesson = next(lesson for lesson in load_lessons() if lesson.number == 11)
+    dpo = next(block for block in lesson.blocks if block.kind == "text" and "**DPO**" in block.data["zh"])
+    zh, en = dpo.data["zh"], " ".join(dpo.data["en"].split())
+    assert "两者中较小的那个" in zh and "the smaller of" in en
+    assert "`max_steps` 为正" in zh and "`max_steps` to be positive" in en
