@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -184,8 +185,8 @@ def test_a_return_visit_through_the_menu_opens_the_lesson_left_last():
 
 
 def test_the_roll_widget_counts_what_the_learner_types():
-    """Lesson 11's ROLL widget: the engine's counts for the numbers typed, and a word where ROLL's split is uneven
-    or a rank has too few samples for an update."""
+    """Lesson 11's ROLL widget: the engine's counts for the numbers typed, and ROLL's own assertion, word for word,
+    where ROLL would stop (an uneven split over the ranks)."""
     from steplab.i18n import catalogue
     from steplab.teaching.rl_pipeline import RlvrSetup, rlvr_quantities
 
@@ -200,15 +201,16 @@ def test_the_roll_widget_counts_what_the_learner_types():
     at.run()
     en = catalogue("en")
     key = f"{lesson.id}_{index}"
-    at.number_input(key=f"{key}_dp").set_value(7).run()
-    at.number_input(key=f"{key}_gradient_accumulation_steps").set_value(128).run()
+    at.number_input(key=f"{key}_ppo_epochs").set_value(3).run()
+    at.number_input(key=f"{key}_gradient_accumulation_steps").set_value(8).run()
     expected = rlvr_quantities(RlvrSetup(**{**lesson.scenarios[lesson.blocks[index].data["scenario"]].to_dict(),
-                                           "dp": 7, "gradient_accumulation_steps": 128}))
+                                           "ppo_epochs": 3, "gradient_accumulation_steps": 8}))
     shown = {m.label: m.value for m in at.metric}
-    assert shown[en["rlvr.quantity.samples_per_rank"]] == f"{expected['samples_per_rank']:,}"
-    assert shown[en["rlvr.quantity.updates_per_pipeline_step"]] == "0" == str(expected["updates_per_pipeline_step"])
-    notes = " ".join(info.value for info in at.info)
-    assert "do not split evenly" in notes and "no update at all" in notes
+    assert shown[en["rlvr.quantity.updates_per_pipeline_step"]] == f"{expected['updates_per_pipeline_step']:,}"
+    assert shown[en["rlvr.quantity.actor_updates"]] == f"{expected['actor_updates']:,}"
+    at.number_input(key=f"{key}_dp").set_value(7).run()
+    errors = " ".join(error.value for error in at.error)
+    assert "AssertionError: 512 % 7 != 0" in errors and "do not split evenly" in errors
     assert not at.exception
 
 
@@ -226,12 +228,134 @@ def test_an_rlvr_setup_outside_what_roll_takes_is_named(bad):
         parse_lesson(data, "11_rl_steps.yaml")
 
 
-def test_the_rlvr_arithmetic_shows_its_numbers():
-    from steplab.teaching.rl_pipeline import RlvrSetup, rlvr_quantities, worked
+def test_a_lesson_rlvr_scenario_roll_would_stop_on_is_refused_at_load():
+    """A scenario ROLL's own assertions stop (an uneven split over the ranks) cannot reach a learner."""
+    data = yaml.safe_load((LESSONS_DIR / "11_rl_steps.yaml").read_text(encoding="utf-8"))
+    data["scenarios"]["roll"]["rlvr"].update({"dp": 7})
+    with pytest.raises(LessonError, match=r"scenarios.roll: ROLL refuses it: AssertionError: 512 % 7 != 0"):
+        parse_lesson(data, "11_rl_steps.yaml")
 
-    setup = RlvrSetup(ppo_epochs=2, dp=7)
-    counts = rlvr_quantities(setup)
-    lines = dict((label.en, formula) for label, formula in worked(setup))
-    assert lines["Samples per process"] == f"⌊512 ÷ 7⌋ = {counts['samples_per_rank']}"
-    assert lines["Updates per pipeline step"].endswith(f"= {counts['updates_per_pipeline_step']}")
-    assert lines["Actor updates in all"] == f"500 × {counts['updates_per_pipeline_step']} = {counts['actor_updates']:,}"
+
+EXAMPLES = ROOT / "tests" / "data" / "llamafactory-examples"
+
+
+def test_a_scenario_keeps_every_key_of_the_example_it_cites():
+    """A lesson that names a LLaMA-Factory example (`qwen3_lora_sft.yaml`) and sets up a scenario on its datasets
+    keeps every key of that example (a variant may change a value or add a key): a key left out can change the
+    counts (lesson 9's packing floor moves from 2 to 16 sequences with `preprocessing_num_workers: 16`)."""
+    checked = 0
+    for lesson in LESSONS:
+        said = " ".join(block.data.get(lang, "") for block in lesson.blocks if block.kind in ("text", "aside")
+                        for lang in ("zh", "en"))
+        for path in EXAMPLES.glob("*.yaml"):
+            name = path.name.split("__")[-1]
+            if f"`{name}`" not in said:
+                continue
+            example = yaml.safe_load(path.read_text(encoding="utf-8"))
+            for scenario, keys in lesson.llamafactory.items():
+                if keys.get("dataset") != example["dataset"]:
+                    continue
+                missing = sorted(set(example) - set(keys))
+                assert not missing, f"lesson {lesson.number}, scenario {scenario}: {name}'s keys {missing} left out"
+                checked += 1
+    assert checked >= 6  # lesson 9: the example and its five variants
+    lesson = next(lesson for lesson in LESSONS if "packed" in lesson.llamafactory)
+    assert lesson.value("packed.funnel.fewest") == lesson.llamafactory["packed"]["preprocessing_num_workers"]
+
+
+def test_lesson_10_names_the_releases_with_a_last_step_evaluation_from_the_rows():
+    """"evaluates once more at the last step" holds for the releases whose profile row has `final_eval` (5.4 on; the
+    rows are held to their real releases by tests/test_golden.py): lesson 10 says the rows' range, every row from
+    its first release on has the behaviour, and none before it."""
+    from steplab.i18n import Text
+    from steplab.teaching.lessons import releases_with
+    from steplab.trainer.profiles import PROFILES
+
+    lesson = next(lesson for lesson in LESSONS if lesson.number == 10)
+    span = releases_with("final_eval")
+    for lang in LANGUAGES:
+        said = " ".join(lesson.say(Text(block.data["zh"], block.data["en"]), lang) for block in lesson.blocks
+                        if block.kind == "text")
+        assert f"transformers {span} " in said
+    release = lambda text: tuple(int(part) for part in text.split("."))  # noqa: E731
+    first = release(span.split(" – ")[0])
+    for profile in PROFILES.values():
+        if profile.framework == "transformers":
+            assert profile.final_eval == (release(profile.releases.split(" – ")[0]) >= first), profile.id
+
+
+
+def test_releases_with_refuses_rows_that_make_no_single_range(monkeypatch):
+    """A behaviour the rows have, lose and have again is no one range: the lesson's sentence cannot say it so."""
+    import dataclasses
+
+    from steplab.teaching import lessons as lessons_module
+    from steplab.trainer.profiles import PROFILES
+
+    broken = {key: dataclasses.replace(row, final_eval=row.final_eval or key == "hf-4.46") for key, row in PROFILES.items()}
+    monkeypatch.setattr(lessons_module, "PROFILES", broken)
+    with pytest.raises(ValueError, match="do not make one range"):
+        lessons_module.releases_with("final_eval")
+
+
+LANGUAGE_SLIPS = {
+    r"(?:这里|Trainer|StepLab|这个|错误)\s*的?算法|算法核对": "a worked calculation is 算式 (算法 is an algorithm, as GRPO is)",
+    r"一台\s*\{[^}]*\}\s*个": "a run is not 一台 (a machine's measure word) of processes",
+    r"变小多少[^。]*加多少": "a factor, not an amount: 缩小为几分之一 … 扩大为几倍",
+    r"为正在": "English word order (`max_steps` 为正 在 …): say where the check is as its own clause",
+    r"同样多个": "一样多的 … 个个都是满的",
+    r"(?i)must divide by": "English: 'must be divisible by'",
+}
+
+
+def test_the_lessons_and_questions_avoid_the_language_slips_a_reader_found():
+    """Issue 39's language findings, each a pattern with its reason, in every lesson and question text and the
+    sentences the lessons' widgets and the self-check say."""
+    from steplab.teaching.quiz.bank import load_bank
+
+    texts = [(f"lesson {lesson.number}", block.data.get(lang) or "") for lesson in LESSONS for block in lesson.blocks
+             for lang in LANGUAGES]
+    texts += [(f"lesson {lesson.number}", block.data[name][lang]) for lesson in LESSONS for block in lesson.blocks
+              for name in ("prompt", "reveal", "caption") if name in block.data for lang in LANGUAGES]
+    for spec in load_bank():
+        for text in (spec.prompt, spec.hint, spec.explanation, *(option.text for option in spec.options)):
+            if text is not None:
+                texts += [(spec.id, text.zh), (spec.id, text.en)]
+    from steplab.i18n import LOCALES
+
+    for name in ("lessons.yaml", "lesson_grpo.yaml", "lesson_funnel.yaml", "quiz.yaml", "engine/grpo_counting.yaml",
+                 "engine/rl_pipeline.yaml", "app.yaml", "grpo.yaml"):
+        for lang in LANGUAGES:
+            entries = yaml.safe_load((LOCALES / lang / name).read_text(encoding="utf-8")) or {}
+            texts += [(f"{lang}/{name}:{key}", value) for key, value in entries.items() if isinstance(value, str)]
+    found = [(where, why) for where, text in texts for pattern, why in LANGUAGE_SLIPS.items()
+             if isinstance(text, str) and re.search(pattern, text)]
+    assert not found, found
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_lesson_5_says_where_a_step_sits_one_way(lang):
+    """Lesson 5 (and lab C's card and text alternative it embeds) says where the best step sits with the engine's one
+    phrase, `readings.step_position` (its epoch of the run's epochs), never a fractional epoch beside a step."""
+    from steplab.labs import readings
+    from steplab_ui.views.labs import overfitting as overfitting_lab
+
+    lesson = next(lesson for lesson in LESSONS if any(b.data.get("lab") == "overfitting" for b in lesson.blocks))
+    at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=120)
+    at.query_params["lesson"] = lesson.id
+    at.query_params["lang"] = lang
+    for i, block in enumerate(lesson.blocks):
+        if block.kind == "predict":
+            at.session_state[f"{lesson.id}_{i}_revealed"] = True
+    at.run()
+    assert not at.exception
+    page = " ".join(element.value for element in [*at.markdown, *at.caption] if isinstance(element.value, str))
+    result = overfitting_lab.run_overfitting(overfitting_lab.OVERFIT_EPOCHS, overfitting_lab.OVERFIT_SEED)
+    position = readings.step_position(result, result.best_step).get(lang)
+    assert position in page
+    other_way = r"第\s*[\d,]+\s*步（第\s*\d+\.\d+\s*轮）|step [\d,]+ \(epoch \d+\.\d+\)|步\s*·\s*第"
+    assert not re.search(other_way, page), re.search(other_way, page)
+    alt = overfitting_lab.loss_sentence(result, lang)
+    assert position in alt and not re.search(other_way, alt)
+    card = overfitting_lab.overfit_cards(result, lang)[0]
+    assert card.delta == position

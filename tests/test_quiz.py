@@ -435,3 +435,72 @@ def test_a_slider_question_is_solved_alike_under_every_release(spec):
             except (TrainerRefusal, SetupError):
                 continue
             assert all(target.holds(plan) for target in question.targets), (spec.id, profile, solution)
+
+
+def _steps_with_val_size(val_size: float | None) -> int:
+    """Lesson 9's example (LLaMA-Factory's `qwen3_lora_sft.yaml`) with `val_size`: its funnel's N, planned."""
+    from steplab.teaching.lessons import load_lessons
+
+    lesson = next(lesson for lesson in load_lessons() if "example" in lesson.llamafactory)
+    setup = lesson.scenarios["example"]
+    funnel = lesson.funnel("example", val_size=val_size)
+    return make_plan(setup.replace(num_samples=funnel.train_examples)).max_steps
+
+
+def test_the_val_size_key_holds_for_small_and_larger_splits():
+    """`l9-val-size` keys "cannot go up, usually down, the same when few are held out": the engine's funnel and plan
+    on lesson 9's example show both a fraction whose rounded-up hold-out leaves the steps unchanged and one that
+    lowers them, and none that raises them."""
+    spec = quiz.bank_by_id()["l9-val-size"]
+    keyed = [option.text for option in spec.options if option.correct]
+    assert len(keyed) == 1 and "不变" in keyed[0].zh and "unchanged" in keyed[0].en and "变少" in keyed[0].zh
+    before = _steps_with_val_size(None)
+    after = {fraction: _steps_with_val_size(fraction) for fraction in (0.0005, 0.001, 0.01, 0.1, 0.5)}
+    assert all(steps <= before for steps in after.values())
+    assert before in after.values() and any(steps < before for steps in after.values()), (before, after)
+
+
+def _prompt_tells_apart(spec, one, other) -> bool:
+    """Whether a number the prompt states differs between two setups (it then pins the setup down itself)."""
+    def stated(setup, name):
+        try:
+            return getattr(setup, name) if hasattr(setup, name) else quantity(make_plan(setup), name)
+        except (KeyError, TypeError, ZeroDivisionError, ValueError):
+            return None
+    names = {match.group(1).split(":")[0] for match in re.finditer(r"\{([a-z_][a-z_0-9.]*)(?::[^}]*)?\}", spec.prompt.en)}
+    return any(stated(one, name) != stated(other, name) for name in names if "." not in name)
+
+
+def test_a_numeric_question_whose_answer_moves_with_the_gpus_says_how_many():
+    """On two GPUs `l4-eval-in-epochs`, `l5-first-epoch-end` and their like get another answer: a prompt whose
+    answer the engine changes at `world_size` = 2 says 单卡 / one GPU, or names the processes."""
+    unsaid = []
+    for spec in quiz.load_bank():
+        if spec.kind != "numeric" or not spec.has_setup:
+            continue
+        question = quiz.generate(spec, 0)
+        if question.setup.world_size != 1:
+            continue
+        try:
+            two = quantity(make_plan(question.setup.replace(world_size=2)), spec.answer)
+        except (SetupError, TrainerRefusal, TypeError, ZeroDivisionError, ValueError):
+            continue
+        if two == question.answer or _prompt_tells_apart(spec, question.setup, question.setup.replace(world_size=2)):
+            continue
+        zh, en = spec.prompt.zh, spec.prompt.en
+        if not (("单卡" in zh or "{world_size}" in zh) and re.search(r"(?i)\bone GPU\b|\{world_size\}", en)):
+            unsaid.append(spec.id)
+    assert not unsaid, f"prompts that leave the GPUs unsaid although the answer depends on them: {unsaid}"
+
+
+def test_l9_after_split_names_llamafactorys_range_and_a_release_inside_it():
+    """LLaMA-Factory 0.9.5 accepts transformers 4.55 – 5.6 (its `pyproject.toml`, held by
+    tests/test_warmup_ratio_releases.py); the question names that range and plans under a release inside it."""
+    from steplab.trainer.profiles import LLAMA_FACTORY_TRANSFORMERS
+
+    question = quiz.generate(quiz.bank_by_id()["l9-after-split"], 0)
+    first, last = LLAMA_FACTORY_TRANSFORMERS
+    assert f"{first} – {last}" in question.prompt.zh and f"{first} – {last}" in question.prompt.en
+    matched = PROFILES[question.setup.trainer].matched.split()[-1]
+    as_tuple = lambda release: tuple(int(part) for part in release.split(".")[:2])  # noqa: E731
+    assert as_tuple(first) <= as_tuple(matched) <= as_tuple(last) and matched in question.prompt.en

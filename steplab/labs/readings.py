@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from steplab.i18n import Message, msg
 from steplab.labs import TOLERANCE
 
 if TYPE_CHECKING:
@@ -113,6 +114,12 @@ class OverfitSummary:
     def train_change(self) -> float:
         """The last epoch's mean training loss minus the first's (negative: it fell)."""
         return self.last_train - self.first_train
+
+
+def step_position(run: OverfitRun, step: int) -> Message:
+    """Where update `step` sits, said one way wherever the course says it (lesson 5, lab C's card and text
+    alternative): its epoch, counted from 1, of the run's epochs; never a fractional epoch beside it."""
+    return msg("labs.position", step=step, epoch=run.epoch_number(step), epochs=run.epochs)
 
 
 def overfit_summary(run: OverfitRun) -> OverfitSummary:

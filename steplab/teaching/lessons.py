@@ -22,7 +22,8 @@ the course. A `llamafactory` scenario also has `{capped.yaml.max_samples}` (a va
 `{capped.data.sequence_cap}` (a data setting as LLaMA-Factory reads it). A `grpo` scenario (setup fields and TRL's
 GRPO fields, planned by `steplab.trl` through `steplab.teaching.grpo_counting`) has `{run.<quantity>}` for the
 quantities and inputs `grpo_counting.grpo_quantity` names, and a `rlvr` scenario those of `rl_pipeline`; `{llamafactory.version}` and
-`{llamafactory.transformers}` name the LLaMA-Factory release and the transformers releases it accepts.
+`{llamafactory.transformers}` name the LLaMA-Factory release and the transformers releases it accepts, and
+`{releases.<behaviour>}` the transformers releases whose profile row has that behaviour (`releases_with`).
 Placeholders are those of the locale files (`{name}`, `{name:spec}`), filled by `steplab.i18n.fill`.
 """
 
@@ -142,6 +143,8 @@ class Lesson:
         head, _, rest = reference.partition(".")
         if head == "llamafactory":  # {llamafactory.version}, {llamafactory.transformers}: the release it pins
             return {"version": LLAMA_FACTORY_VERSION, "transformers": " – ".join(LLAMA_FACTORY_TRANSFORMERS)}[rest]
+        if head == "releases":  # {releases.final_eval}: the transformers releases whose profile row has it
+            return releases_with(rest)
         if head == "measured":
             name, _, figure = rest.partition(".")
             return measurements()[name][figure]
@@ -181,6 +184,25 @@ class Lesson:
 _CJK_BREAK = re.compile(r"(?<=[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef])\n(?=[\u4e00-\u9fff\uff00-\uffef])")
 
 
+def _release_key(release: str) -> tuple[float, ...]:
+    """A release number for ordering: "5.15" → (5, 15), "5.x" after every 5.n."""
+    return tuple(float("inf") if part == "x" else float(part) for part in release.split("."))
+
+
+def releases_with(behaviour: str) -> str:
+    """The transformers releases whose profile row has `behaviour` (a true field of `TrainerProfile`, e.g.
+    `final_eval`), as one range "first – last" read off the rows' own `releases`: what a lesson writes as
+    `{releases.final_eval}`, so the sentence follows the rows. Raises `ValueError` for a field no row has, or
+    rows that do not make one unbroken range."""
+    rows = sorted((profile for profile in PROFILES.values() if profile.framework == "transformers"),
+                  key=lambda profile: _release_key(profile.releases.split(" – ")[0]))
+    having = [index for index, profile in enumerate(rows) if getattr(profile, behaviour) is True]
+    if not having or having != list(range(having[0], having[-1] + 1)):
+        raise ValueError(f"the rows with {behaviour} do not make one range of releases")
+    first, last = rows[having[0]].releases.split(" – ")[0], rows[having[-1]].releases.split(" – ")[-1]
+    return f"{first} – {last}"
+
+
 def yaml_val_size(value: float) -> float | int:
     """`val_size` as a YAML would hold it when typed into a number box: a whole number is a YAML integer
     (`val_size: 1` holds out one row, `100` a hundred), anything else a fraction."""
@@ -217,11 +239,15 @@ def _scenario(spec: Any, source: str, name: str) -> TrainingSetup | RlvrSetup | 
         return run
     if "rlvr" in spec:
         try:
-            return RlvrSetup(**spec["rlvr"])
+            run = RlvrSetup(**spec["rlvr"])
+            rlvr_quantities(run)
         except TypeError as error:
             raise LessonError(source, where, str(error)) from None
         except InputError as error:
             raise LessonError(source, where, error.message("en")) from None
+        except TrainerRefusal as error:
+            raise LessonError(source, where, f"ROLL refuses it: {error}") from None
+        return run
     values: dict[str, Any] = {}
     if "llamafactory" in spec:
         try:
@@ -367,7 +393,7 @@ def parse_lesson(data: Any, source: str = "<lesson>") -> Lesson:
         raise LessonError(source, "top level", f"unknown keys {sorted(extra)}")
     if not isinstance(data["number"], int):
         raise LessonError(source, "number", "must be a whole number")
-    reserved = {"measured", "lesson", "llamafactory"} & set(data.get("scenarios") or {})
+    reserved = {"measured", "lesson", "llamafactory", "releases"} & set(data.get("scenarios") or {})
     if reserved:
         raise LessonError(source, "scenarios", f"{sorted(reserved)} name placeholders of their own: rename it")
     scenarios = {name: _scenario(spec, source, name) for name, spec in (data.get("scenarios") or {}).items()}

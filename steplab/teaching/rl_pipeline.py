@@ -1,18 +1,34 @@
 """Steps in a ROLL RLVR pipeline: one pipeline step is one rollout-and-train cycle (reference §4.4).
 
 `for global_step in range(max_steps)` is the whole loop: `max_steps` counts pipeline steps, and each one may hold
-several optimizer updates of the actor (alibaba/ROLL @ 8eb27cc2: `roll/pipeline/rlvr/rlvr_pipeline.py:483`,
-`roll/pipeline/base_worker.py:84-111`, the actor's horizon `roll/configs/base_config.py:748-765` then ÷ dp in
-`roll/distributed/strategy/megatron_strategy.py:1212-1214`). The deprecated `RLVRMathVLMPipeline` set `max_steps`
-at start-up to `len(dataloader) × num_train_epochs` (@ afc4d301, `rlvr_math_vlm_pipeline.py:211-212`; removed in
-ae69fd83). Read from ROLL's source: no run here checks it.
+several optimizer updates of the actor. Read from ROLL's source (alibaba/ROLL @ 8eb27cc2), line by line:
+
+- a step generates `rollout_batch_size` × `num_return_sequences_in_group` samples (the domains' shares add up to
+  `rollout_batch_size`, `roll/pipeline/rlvr/rlvr_pipeline.py:282-306`; each asks its scheduler for its share × the
+  group, `roll/distributed/scheduler/generate_scheduler.py:648-661`);
+- before the actor trains, `batch_balance` splits them over the dp ranks in equal parts and asserts that it can
+  (`rlvr_pipeline.py:776`, `roll/utils/functionals.py:1565-1566` at least one sample a rank, `:1572-1574` as many
+  on every rank);
+- each rank cuts its share into backward batches of B × GA, asserting that they fit exactly
+  (`roll/pipeline/base_worker.py:84-86`, `roll/distributed/scheduler/protocol.py:807`), and goes through them
+  `ppo_epochs` times: share × `ppo_epochs` ÷ (B × GA) updates (`base_worker.py:102-104`, `:111`);
+- the actor's learning-rate schedule is sized at start-up for
+  max(1, `max_steps` × samples × `ppo_epochs` ÷ (B × GA)) updates (`roll/configs/base_config.py:748-765`), divided
+  by dp once the ranks exist (`roll/distributed/strategy/megatron_strategy.py:1212-1214`,
+  `fsdp2_strategy.py:1371-1373`).
+
+What this does not model, named in `notes`: dynamic batching (`use_dynamic_batching_in_train` cuts batches by
+tokens, `base_worker.py:87-93`) and a critic warm-up (with `adv_estimator: gae` the actor trains from step
+`critic_warmup` on, `rlvr_pipeline.py:774`). The deprecated `RLVRMathVLMPipeline` set `max_steps` at start-up to
+`len(dataloader) × num_train_epochs` (@ afc4d301, `rlvr_math_vlm_pipeline.py:211-212`; removed in ae69fd83).
+StepLab has not run ROLL: `tests/test_rl_pipeline.py` holds each rule to worked cases from these lines.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from steplab.errors import InputError
+from steplab.errors import InputError, TrainerRefusal
 from steplab.i18n import Message, fmt_int, msg
 
 LIMITS = {  # the widget's ranges: a ROLL run at any scale the course meets
@@ -46,8 +62,33 @@ class RlvrSetup:
         return {item.name: getattr(self, item.name) for item in fields(self)}
 
 
+def refusal(s: RlvrSetup) -> TrainerRefusal | None:
+    """ROLL's own assertion that stops this run at its first training step, in ROLL's words, or None.
+
+    `batch_balance` asserts at least one sample per rank and an equal split (`roll/utils/functionals.py:1565-1566`,
+    `:1572-1574`); `DataProto.make_iterator` asserts that a rank's share is a whole number of backward batches
+    (`roll/distributed/scheduler/protocol.py:807`)."""
+    samples = s.rollout_batch_size * s.num_return_sequences_in_group
+    micro = s.per_device_train_batch_size * s.gradient_accumulation_steps
+    if samples < s.dp:
+        return TrainerRefusal("AssertionError", f"number of items:[{samples}] < k_partitions:[{s.dp}]", field="dp",
+                              fix=msg("rlvr.fix.too_few", samples=samples, dp=s.dp))
+    if samples % s.dp:
+        return TrainerRefusal("AssertionError", f"{samples} % {s.dp} != 0", field="dp",
+                              fix=msg("rlvr.fix.uneven", samples=samples, dp=s.dp))
+    if (samples // s.dp) % micro:
+        return TrainerRefusal("AssertionError", f"{samples // s.dp} % {micro} != 0",
+                              field="gradient_accumulation_steps",
+                              fix=msg("rlvr.fix.backward_batch", per_rank=samples // s.dp, micro=micro))
+    return None
+
+
 def rlvr_quantities(s: RlvrSetup) -> dict[str, int]:
-    """Samples, updates and the actor's schedule horizon of an RLVR run, as ROLL computes them."""
+    """Samples, updates and the actor's schedule horizon of an RLVR run, as ROLL computes them; raises ROLL's
+    `refusal` (a `TrainerRefusal`) for a run ROLL stops."""
+    refused = refusal(s)
+    if refused is not None:
+        raise refused
     samples = s.rollout_batch_size * s.num_return_sequences_in_group
     per_rank = samples // s.dp
     micro = s.per_device_train_batch_size * s.gradient_accumulation_steps
@@ -76,14 +117,13 @@ def label(name: str) -> Message:
 
 
 def worked(s: RlvrSetup) -> list[tuple[Message, str]]:
-    """The arithmetic from the config to each result, one (label, formula with the numbers) per line."""
+    """The arithmetic from the config to each result, one (label, formula with the numbers) per line (every
+    division exact: ROLL refuses a run where one is not, `refusal`)."""
     q = rlvr_quantities(s)
     samples, per_rank, micro = q["samples_per_pipeline_step"], q["samples_per_rank"], q["samples_per_update"]
-    split = (f"{fmt_int(samples)} ÷ {fmt_int(s.dp)} = {fmt_int(per_rank)}" if samples % s.dp == 0
-             else f"⌊{fmt_int(samples)} ÷ {fmt_int(s.dp)}⌋ = {fmt_int(per_rank)}")
+    split = f"{fmt_int(samples)} ÷ {fmt_int(s.dp)} = {fmt_int(per_rank)}"
     passes = per_rank * s.ppo_epochs
-    updates = (f"{fmt_int(passes)} ÷ {fmt_int(micro)} = {fmt_int(q['updates_per_pipeline_step'])}" if passes % micro == 0
-               else f"⌊{fmt_int(passes)} ÷ {fmt_int(micro)}⌋ = {fmt_int(q['updates_per_pipeline_step'])}")
+    updates = f"{fmt_int(passes)} ÷ {fmt_int(micro)} = {fmt_int(q['updates_per_pipeline_step'])}"
     total = s.max_steps * samples * s.ppo_epochs // micro
     return [
         (label("samples_per_pipeline_step"),
@@ -103,14 +143,5 @@ def worked(s: RlvrSetup) -> list[tuple[Message, str]]:
 
 
 def notes(s: RlvrSetup) -> list[Message]:
-    """What to know about these numbers: an uneven split over the ranks, a rank with too few samples to update."""
-    q = rlvr_quantities(s)
-    found = []
-    if q["samples_per_pipeline_step"] % s.dp:
-        found.append(msg("rlvr.note.uneven", samples=q["samples_per_pipeline_step"], dp=s.dp, per_rank=q["samples_per_rank"]))
-    if q["updates_per_pipeline_step"] == 0:
-        found.append(msg("rlvr.note.no_update", per_rank=q["samples_per_rank"], passes=s.ppo_epochs,
-                         micro=q["samples_per_update"]))
-    if q["actor_schedule_horizon"] != q["actor_updates"]:
-        found.append(msg("rlvr.note.horizon", horizon=q["actor_schedule_horizon"], updates=q["actor_updates"]))
-    return found
+    """What these numbers leave out where it could change them: dynamic batching and a critic warm-up."""
+    return [msg("rlvr.note.not_modelled")]

@@ -10,6 +10,7 @@ import streamlit as st
 from steplab.dataset.load import known_rows
 from steplab.errors import InputError
 from steplab.i18n import fmt_exponent, fmt_fixed, fmt_int, t
+from steplab.labs import readings as overfitting_readings
 from steplab.teaching.lessons import FUNNEL_DATASETS, Block, Lesson, yaml_val_size
 from steplab.trainer.fields import DATA_FIELDS, MAX_SAMPLES
 from steplab_ui.shell import layout, state
@@ -143,8 +144,8 @@ def lab(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = Fal
         # the labs page's own figure (projector-sized words in presenter view), without checkpoints or a stop
         lab_parts.chart(overfitting_lab.loss_figure(result, (), None, None, lang), f"{key}_loss",
                         overfitting_lab.loss_sentence(result, lang))
-        st.markdown(t(lang, "lesson.lab_overfitting", best=fmt_int(best), epoch=result.epoch_number(best),
-                      epochs=result.epochs))
+        st.markdown(t(lang, "lesson.lab_overfitting",
+                      position=overfitting_readings.step_position(result, best).get(lang)))
     else:
         st.markdown(t(lang, f"lesson.lab_{name}"))
     target = {"accumulation": "a", "token_weighting": "b", "overfitting": "c", "memory": "d"}[name]
@@ -221,6 +222,11 @@ def roll(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = Fa
             values[name] = st.number_input(rl_pipeline.label(name).get(lang), min_value=low, max_value=high,
                                            value=start[name], step=1, key=f"{key}_{name}", help=f"`{name}`")
     setup = rl_pipeline.RlvrSetup(**{name: int(value) for name, value in values.items()})
+    refused = rl_pipeline.refusal(setup)
+    if refused is not None:  # ROLL's own assertion, word for word, and what to change
+        st.error(t(lang, "rlvr.refused", error=f"`{refused.error_type}: {refused.message}`") + "\n\n"
+                 + refused.fix.get(lang), icon=":material/block:")
+        return
     counts = rl_pipeline.rlvr_quantities(setup)
     with st.container(horizontal=True, key=f"{key}_results"):
         for name in rl_pipeline.RESULTS:

@@ -25,7 +25,7 @@ from steplab.teaching.quiz.schema import (
     plan_values,
 )
 from steplab.trainer.plan import Plan, make_plan
-from steplab.trainer.profiles import PROFILES
+from steplab.trainer.profiles import LLAMA_FACTORY_TRANSFORMERS, LLAMA_FACTORY_VERSION, PROFILES
 from steplab.trainer.quantities import quantity
 from steplab.trainer.setup import TrainingSetup
 
@@ -48,6 +48,9 @@ def _fill(qid: str, text: Text, plan: Plan | None, extra: Mapping[str, Plan],
             if parts[1] not in KNOWN_DATASET_ROWS:
                 raise QuizError(qid, f"placeholder {{{name}}} does not resolve (no known dataset {parts[1]!r})")
             return KNOWN_DATASET_ROWS[parts[1]]
+        if parts[0] == "llamafactory" and len(parts) == 2 and parts[1] in ("version", "transformers"):
+            # the LLaMA-Factory release the course pins and the transformers releases it accepts (as lessons say)
+            return LLAMA_FACTORY_VERSION if parts[1] == "version" else " – ".join(LLAMA_FACTORY_TRANSFORMERS)
         if parts[0] == "measured" and len(parts) == 3:
             record = measurements().get(parts[1])
             if record is None or parts[2] not in record:

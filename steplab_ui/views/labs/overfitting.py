@@ -61,7 +61,7 @@ def overfit_cards(result: OverfitRun, lang: str) -> list[Card]:
     s = readings.overfit_summary(result)
     return [
         Card(t(lang, "labs.c.best"), fmt_float(s.best_val, 3), t(lang, "labs.c.best_help"),
-             delta=t(lang, "labs.c.best_value", step=fmt_int(s.best_step), epoch=fmt_float(s.best_epoch, 2)),
+             delta=readings.step_position(result, s.best_step).get(lang),
              delta_color="off", delta_arrow="off"),
         Card(t(lang, "labs.c.val_end"), fmt_float(s.last_val, 3), t(lang, "labs.c.val_end_help"),
              delta=fmt_float(s.val_rise, 3), delta_color="inverse"),
@@ -131,7 +131,7 @@ def loss_sentence(result: OverfitRun, lang: str) -> str:
     s = readings.overfit_summary(result)
     return t(lang, "labs.c.chart_alt", steps=fmt_int(result.steps), epochs=result.epochs,
              first_train=fmt_float(s.first_train, 3), last_train=fmt_float(s.last_train, 3),
-             first_val=fmt_float(s.initial_val, 3), best=fmt_int(s.best_step), best_epoch=fmt_float(s.best_epoch, 2),
+             first_val=fmt_float(s.initial_val, 3), position=readings.step_position(result, s.best_step).get(lang),
              best_val=fmt_float(s.best_val, 3), last_val=fmt_float(s.last_val, 3))
 
 
