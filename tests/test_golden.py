@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import transformers
 from golden import golden_cases, hf_setup_values, lightning_setup_values
+from golden_recorder import RELEASES, package, run
+from oracle import ERROR_FIELDS, LIGHTNING_FIELDS, RESULT_FIELDS, run_trainer
 
 from steplab.errors import TrainerRefusal
 from steplab.trainer.plan import make_plan
@@ -56,3 +59,61 @@ def test_lightning_golden_case(case_id, case, result):
         # StepLab steps the scheduler once per optimizer step (frequency 1, as the HF Trainer does); a Lightning
         # scheduler with frequency > 1 counts micro-batches instead, which StepLab does not model.
         assert len(result["lr_per_step"]) == plan.optimizer_steps
+
+
+# --------------------------------------------------------------------------- the recorder (tests/golden_recorder.py)
+
+ALL_CASES = [(p, cid, case, result) for p in HF_PROFILES for cid, case, result in golden_cases(p)]
+
+
+@pytest.mark.parametrize("profile", HF_PROFILES)
+def test_every_recorded_run_holds_the_recorders_fields_in_its_order(profile):
+    """What `oracle.run_trainer` returns is what the files hold: a field it stops writing (or one a file lacks)
+    fails here, before any comparison could pass over it."""
+    results = [result for p, _, _, result in ALL_CASES if p == profile]
+    assert {tuple(result) for result in results} <= {RESULT_FIELDS, ERROR_FIELDS}
+    assert any(tuple(result) == RESULT_FIELDS for result in results)
+    assert {case.get("world_size", 1) for p, _, case, _ in ALL_CASES if p == profile} >= {1, 2, 3}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("case_id", ["n100_bs4_ga8", "warmup_steps_200_gt_total"])
+def test_the_recorder_writes_what_the_hf_5_file_holds_field_for_field(case_id):
+    """One small setup trained now by the suite's own transformers (the release `hf-5` is recorded with):
+    the same fields, in the same order, with the same values as the committed recording."""
+    assert RELEASES["hf-5"] == transformers.__version__ and package("hf-5") == "transformers"
+    (case, committed), = [(case, result) for cid, case, result in golden_cases("hf-5") if cid == case_id]
+    result = run_trainer(case)
+    assert list(result) == list(committed) == list(RESULT_FIELDS)
+    assert result == committed
+
+
+def test_the_lightning_file_holds_the_recorders_fields_in_its_order():
+    assert {tuple(result) for _, _, result in LIGHTNING_CASES} == {LIGHTNING_FIELDS}
+
+
+RERECORDED = {"hf-4.46": ["n1_bs1_ga1", "n100_bs4_ga8_droplast", "bs_gt_n_droplast_maxsteps", "warmup_steps_1_5"],
+              "hf-4.51": ["n1_bs1_ga1", "n100_bs4_ga8_droplast", "bs_gt_n_droplast_maxsteps"],
+              "hf-4.57": ["n1_bs1_ga1", "n100_bs4_ga8_droplast", "eval_steps_7_n100"],
+              "lightning-2": ["n100_bs4_ga8", "warmup_5_n100", "sched_frequency_2_ga3_n100"]}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("profile", list(RERECORDED))
+def test_the_recorder_rerecords_each_release_in_its_environment_as_committed(profile):
+    """A few small cases of each file whose release the suite has not, trained again by that release in its own
+    environment (built once into `.cache/`): every field as committed, the 4.46.3 error word for word."""
+    wanted = {cid: (case, result) for cid, case, result in golden_cases(profile) if cid in RERECORDED[profile]}
+    assert set(wanted) == set(RERECORDED[profile])
+    results = run(profile, [case for case, _ in wanted.values()])
+    assert results == [result for _, result in wanted.values()]
+
+
+@pytest.mark.oracle
+def test_the_recorder_rerecords_a_two_process_run_as_committed():
+    """torchrun, two processes, gloo on CPU, under 4.46.3 (whose accumulation runs across epoch ends): the run
+    both ranks saw is the committed one."""
+    (case, committed), = [(case, result) for cid, case, result in golden_cases("hf-4.46")
+                          if cid == "ws2_n10_bs4_ga4"]
+    assert case["world_size"] == 2
+    assert run("hf-4.46", [case], processes=2) == [committed]
