@@ -9,7 +9,7 @@ with `world_size` N > 1 is trained by N processes (`torchrun --nproc-per-node N`
 report the same run, and rank 0's is kept.
 
 `python scripts/record-golden.py PROFILE` re-records the cases of the profile's file (and adds the
-multi-process cases below that it lacks), says, case by case and field by field, where the new recording differs
+`ADDED_CASES` below that it lacks), says, case by case and field by field, where the new recording differs
 from the committed one, and writes it; `--check` writes nothing and exits 1 on a difference; `--only ID` records
 those cases alone (the file's other cases stay); `--cases-from PROFILE` starts a new profile's file from another
 profile's cases.
@@ -45,13 +45,14 @@ def package(profile: str) -> str:
 
 
 def _multi(case_id: str, world_size: int, note: str, **setup: Any) -> dict[str, Any]:
+    """A case as the golden files write one (`world_size` only when more than one process)."""
     base: dict[str, Any] = {
         "num_samples": 100, "per_device_train_batch_size": 4, "gradient_accumulation_steps": 1, "num_train_epochs": 3,
         "max_steps": -1, "learning_rate": 5e-05, "lr_scheduler_type": "linear", "lr_scheduler_kwargs": None,
         "warmup_ratio": 0.0, "warmup_steps": 0, "eval_strategy": "no", "eval_steps": None, "save_strategy": "steps",
         "save_steps": 500, "logging_steps": 500, "dataloader_drop_last": False, "num_eval_samples": 16,
     }
-    return {"id": case_id, "note": note, **base, **setup, "world_size": world_size}
+    return {"id": case_id, "note": note, **base, **setup, **({"world_size": world_size} if world_size > 1 else {})}
 
 
 MULTI_PROCESS_CASES = [
@@ -76,6 +77,21 @@ MULTI_PROCESS_CASES = [
 ]
 """Multi-process runs (`world_size` processes of `per_device_train_batch_size` rows each per micro-batch): the
 same setups for every profile, where releases shard, pad, round and accumulate differently."""
+
+EMPTY_LOADER_CASES = [
+    _multi("bs_gt_n_droplast_ga4", 1, "empty dataloader (drop_last, 3 rows, micro-batch 8) with GA=4: 4.46.3 "
+           "asks it for 3 micro-batches (3 % GA), and accelerate 1.1.1 fails on the second", num_samples=3,
+           per_device_train_batch_size=8, gradient_accumulation_steps=4, dataloader_drop_last=True,
+           num_eval_samples=64),
+    _multi("ws2_n7_bs5_ga4_droplast", 2, "2 processes, drop_last: 7 rows fill no round of 10, every process's "
+           "dataloader is empty; GA=4", num_samples=7, per_device_train_batch_size=5, gradient_accumulation_steps=4,
+           dataloader_drop_last=True, num_eval_samples=128),
+]
+"""Empty training dataloaders the generated two-process runs found 4.46.3 refusing otherwise than with GA=1."""
+
+ADDED_CASES = MULTI_PROCESS_CASES + EMPTY_LOADER_CASES
+"""The cases added to every transformers profile's file since it was first recorded (the recorder adds those a file
+lacks)."""
 
 
 def _suite_has(name: str, release: str) -> bool:
@@ -186,7 +202,7 @@ def main(argv: list[str]) -> int:
         source = GOLDEN / f"{options.cases_from}.json" if options.cases_from else path
         cases = [item["case"] for item in json.loads(source.read_text(encoding="utf-8"))["cases"]]
         if package(profile) == "transformers":
-            cases += [case for case in MULTI_PROCESS_CASES if case["id"] not in {c["id"] for c in cases}]
+            cases += [case for case in ADDED_CASES if case["id"] not in {c["id"] for c in cases}]
         if options.only:
             cases = [case for case in cases if case["id"] in options.only]
         new = record(profile, cases)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 import transformers
@@ -28,8 +30,8 @@ def plan_fields(plan) -> dict:
     return {GOLDEN_NAMES.get(key, key): value for key, value in plan_record(plan).items()}
 
 
-@pytest.mark.parametrize(("profile", "case_id", "case", "result"), HF_CASES, ids=[f"{p}-{c}" for p, c, _, _ in HF_CASES])
-def test_hf_golden_case(profile, case_id, case, result):
+def assert_planned_as_run(profile: str, case: dict, result: dict) -> None:
+    """StepLab's plan of a case under `profile` is the real run `result`, every field (or the same refusal)."""
     setup, unknown = setup_from_mapping(hf_setup_values(case, profile))
     assert unknown == []
     if result["status"] == "error":
@@ -41,6 +43,26 @@ def test_hf_golden_case(profile, case_id, case, result):
     expected = {k: v for k, v in result.items() if k not in ("status", "lr_per_step")}
     assert plan_fields(plan) == expected
     np.testing.assert_allclose(plan.learning_rates(), result["lr_per_step"], rtol=1e-12, atol=0)
+
+
+KNOWN_DISAGREEMENTS = {
+    ("hf-4.46", case_id): "StepLab's hf-4.46 row refuses every empty dataloader with GA=1's TypeError; when the "
+    "first update asks for two or more micro-batches (N % GA >= 2), accelerate 1.1.1 raises UnboundLocalError"
+    for case_id in ("bs_gt_n_droplast_ga4", "ws2_n7_bs5_ga4_droplast")
+}
+"""Recorded runs StepLab does not plan yet, each with why: the test fails (strict) the day it does."""
+
+
+@pytest.mark.parametrize(("profile", "case_id", "case", "result"), [
+    pytest.param(*item, marks=pytest.mark.xfail(reason=KNOWN_DISAGREEMENTS[item[:2]], strict=True,
+                                                raises=AssertionError)) if item[:2] in KNOWN_DISAGREEMENTS else item
+    for item in HF_CASES], ids=[f"{p}-{c}" for p, c, _, _ in HF_CASES])
+def test_hf_golden_case(profile, case_id, case, result):
+    assert_planned_as_run(profile, case, result)
+
+
+def test_every_known_disagreement_is_a_recorded_case():
+    assert set(KNOWN_DISAGREEMENTS) <= {(p, c) for p, c, _, _ in HF_CASES}
 
 
 @pytest.mark.parametrize(("case_id", "case", "result"), LIGHTNING_CASES, ids=[c for c, _, _ in LIGHTNING_CASES])
@@ -117,3 +139,37 @@ def test_the_recorder_rerecords_a_two_process_run_as_committed():
                           if cid == "ws2_n10_bs4_ga4"]
     assert case["world_size"] == 2
     assert run("hf-4.46", [case], processes=2) == [committed]
+
+
+def generated_two_process_setups(count: int, seed: int) -> list[dict]:
+    """Setups drawn anew for two processes: rows, micro-batch, accumulation, epochs or `max_steps`, drop_last,
+    warmup and the three intervals (the same draws on every run). The evaluation set fills one batch of 64 rows per
+    process: StepLab does not model it, and `dataloader_drop_last` empties a smaller one, which 4.46.3's evaluation
+    then fails on (`AttributeError`)."""
+    rng = random.Random(seed)
+    setups = []
+    for index in range(count):
+        setups.append({
+            "id": f"generated_{index}", "num_samples": rng.randint(2, 120),
+            "per_device_train_batch_size": rng.randint(1, 6), "gradient_accumulation_steps": rng.randint(1, 7),
+            "num_train_epochs": rng.choice([1, 1.5, 2, 3]), "max_steps": rng.choice([-1, -1, -1, 5, 11]),
+            "learning_rate": 1e-3, "lr_scheduler_type": rng.choice(["linear", "cosine"]), "lr_scheduler_kwargs": None,
+            "warmup_ratio": 0.0, "warmup_steps": rng.choice([0, 0, 2]),
+            "eval_strategy": rng.choice(["no", "steps"]), "eval_steps": 3, "save_strategy": "steps",
+            "save_steps": rng.choice([2, 5, 500]), "logging_steps": rng.choice([1, 3, 500]),
+            "dataloader_drop_last": rng.random() < 0.3, "num_eval_samples": 128, "world_size": 2,
+        })
+    return setups
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("profile", ["hf-4.46", "hf-4.51"])
+def test_generated_two_process_runs_are_planned_as_the_release_runs_them(profile):
+    """Beyond the recorded cases: setups drawn here, trained by two processes (torchrun, gloo) under the 4.x
+    releases whose accumulation differs most (4.46.3 across epoch ends, 4.51.3 carrying into the next epoch), every
+    field of the real run against StepLab's plan."""
+    setups = generated_two_process_setups(10, seed=sum(map(ord, profile)))
+    results = run(profile, setups, processes=2)
+    assert any(result["status"] == "ok" and result["optimizer_steps"] > 0 for result in results)
+    for setup, result in zip(setups, results, strict=True):
+        assert_planned_as_run(profile, setup, result)
