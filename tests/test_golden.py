@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+import json
 import random
 
 import numpy as np
 import pytest
 import transformers
-from golden import golden_cases, hf_setup_values, lightning_setup_values
-from golden_recorder import RELEASES, package, run
+from golden import GOLDEN, golden_cases, hf_setup_values, lightning_setup_values
+from golden_recorder import RELEASES, differences, golden_text, package, run
 from oracle import ERROR_FIELDS, LIGHTNING_FIELDS, RESULT_FIELDS, run_trainer
 
 from steplab.errors import TrainerRefusal
@@ -173,3 +175,20 @@ def test_generated_two_process_runs_are_planned_as_the_release_runs_them(profile
     assert any(result["status"] == "ok" and result["optimizer_steps"] > 0 for result in results)
     for setup, result in zip(setups, results, strict=True):
         assert_planned_as_run(profile, setup, result)
+
+
+def test_the_recorders_check_names_each_changed_field_and_writes_the_committed_text():
+    """`--check`'s comparison (a changed field, a lost case; a new case is no difference) and the file's text."""
+    committed = json.loads((GOLDEN / "hf-4.51.json").read_text(encoding="utf-8"))
+    assert golden_text(committed) == (GOLDEN / "hf-4.51.json").read_text(encoding="utf-8")
+    assert differences(committed, copy.deepcopy(committed)) == []
+    changed = copy.deepcopy(committed)
+    first = changed["cases"][0]
+    first["result"]["num_update_steps_per_epoch"] += 1
+    del first["result"]["num_train_epochs_loop"]
+    changed["cases"].append({"case": {"id": "brand_new"}, "result": {"status": "ok"}})
+    lost = changed["cases"].pop(1)["case"]["id"]
+    found = differences(committed, changed)
+    case_id = first["case"]["id"]
+    assert found == [f"{case_id}.num_train_epochs_loop: 3 -> '<absent>'",
+                     f"{case_id}.num_update_steps_per_epoch: 50 -> 51", f"{lost}: no longer recorded"]
