@@ -1,4 +1,5 @@
-"""Every case recorded from a real Trainer run (`tests/data/golden/`), every field, for every profile."""
+"""Every case recorded from a real Trainer run (`tests/data/golden/`), every field, for every profile; and the
+recorder that wrote them (`tests/golden_recorder.py`): its fields, its re-recordings, generated two-process runs."""
 
 from __future__ import annotations
 
