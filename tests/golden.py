@@ -13,8 +13,9 @@ EXAMPLES = DATA / "llamafactory-examples"
 HF_FIELDS = (
     "num_samples", "per_device_train_batch_size", "gradient_accumulation_steps", "num_train_epochs", "max_steps",
     "learning_rate", "lr_scheduler_type", "lr_scheduler_kwargs", "warmup_steps", "warmup_ratio", "eval_strategy",
-    "eval_steps", "save_strategy", "save_steps", "logging_steps", "dataloader_drop_last",
+    "eval_steps", "save_strategy", "save_steps", "logging_steps", "dataloader_drop_last", "world_size",
 )
+"""A golden case's fields that are StepLab setup fields (`world_size` only in multi-process cases: 1 when absent)."""
 
 
 def golden_cases(profile: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
