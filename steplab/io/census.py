@@ -147,6 +147,8 @@ def classify(key: str, families: tuple[str, ...]) -> Entry | None:
             return Entry(key, family, "modelled")
         if key in table.get(family, {}):
             return table[family][key]
+    if key in FIELDS:  # a TRL row under another class: StepLab's own setup field all the same
+        return Entry(key, families[-1] if families else TRANSFORMERS, "modelled")
     return None
 
 
