@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from census_cases import census_keys
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import assert_plan_is_the_real_run, run_trainer
 
 from steplab.errors import TrainerRefusal
-from steplab.io.census import irrelevant
 from steplab.trainer.plan import make_plan
 from steplab.trainer.setup import setup_from_mapping
 
@@ -46,16 +46,6 @@ def configs(draw):
         "eval_on_start": draw(st.booleans()),
     }
     return config
-
-
-IRRELEVANT = irrelevant()
-
-
-@st.composite
-def census_keys(draw) -> dict:
-    """A few of the census's irrelevant keys (`steplab/io/census.yaml`), each at one of its listed values."""
-    keys = draw(st.lists(st.sampled_from(sorted(IRRELEVANT)), max_size=4, unique=True))
-    return {key: draw(st.sampled_from(IRRELEVANT[key])) for key in keys}
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
