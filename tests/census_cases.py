@@ -8,6 +8,7 @@ comparison holds only if they change nothing it counts.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from hypothesis import strategies as st
@@ -29,3 +30,14 @@ def census_keys(draw, trainer_class: str = "Trainer", most: int = 4, llamafactor
     keys = irrelevant_keys(trainer_class, llamafactory)
     chosen = draw(st.lists(st.sampled_from(sorted(keys)), max_size=most, unique=True))
     return {key: draw(st.sampled_from(keys[key])) for key in chosen}
+
+
+def seeded_census_keys(seed: str, trainer_class: str = "Trainer", most: int = 2,
+                       llamafactory: bool = False) -> dict[str, Any]:
+    """Up to `most` irrelevant keys picked by a generator seeded with `seed` (a case's own text), not by hypothesis:
+    a strategy's draws stay what they were, so the generated cases a suite already ran keep coming, each with keys
+    of the census beside it."""
+    keys = irrelevant_keys(trainer_class, llamafactory)
+    pick = random.Random(seed)
+    chosen = pick.sample(sorted(keys), pick.randint(0, most))
+    return {key: pick.choice(keys[key]) for key in chosen}
