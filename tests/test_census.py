@@ -232,3 +232,38 @@ def test_an_irrelevant_key_changes_nothing_the_real_trainer_counts(key):
 
     for value in census.irrelevant()[key]:
         assert_plan_is_the_real_run(PROOF_CONFIG, run_trainer(PROOF_CONFIG, {key: value}))
+
+
+TRL_PROOF_CASES = {
+    "grpo": {"trainer": "grpo", "num_samples": 6, "args": {
+        "per_device_train_batch_size": 2, "gradient_accumulation_steps": 2, "num_train_epochs": 1, "max_steps": -1,
+        "learning_rate": 1e-3, "lr_scheduler_type": "cosine", "warmup_steps": 1, "dataloader_drop_last": False,
+        "num_generations": 2, "num_iterations": 2}},
+    "dpo": {"trainer": "dpo", "num_samples": 7, "args": {
+        "per_device_train_batch_size": 2, "gradient_accumulation_steps": 2, "num_train_epochs": 1.5, "max_steps": -1,
+        "learning_rate": 1e-3, "lr_scheduler_type": "cosine", "warmup_steps": 1, "dataloader_drop_last": False}},
+}
+"""One small run of each trainer: 6 prompts in rounds of 4 completions, 7 pairs in micro-batches of 2."""
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("family", sorted(TRL_PROOF_CASES))
+def test_an_irrelevant_trl_key_changes_nothing_trl_counts(family):
+    """Each value the census lists for a key of TRL's own config, set in the real config (TRL 1.16.0, CPU, a tiny
+    model): every update, micro-batch, generation round, learning rate and the console's block are StepLab's plan of
+    the same setup without the key (`test_trl_vs_steplab.compare`)."""
+    import trl
+    from test_trl_vs_steplab import run_batch
+    from trl_env import TrlOracle
+
+    assert trl.__version__ == "1.16.0"
+    base = TRL_PROOF_CASES[family]
+    cases = [{**base, "args": {**base["args"], key: value}}
+             for key, values in sorted(census.irrelevant(family).items()) for value in values]
+    assert len(cases) >= 10
+    oracle = TrlOracle("1")
+    try:
+        answers = run_batch(oracle, cases)
+    finally:
+        oracle.close()
+    assert all(answer["status"] == "ok" for answer in answers)  # a proof by runs that train, not by refusals
