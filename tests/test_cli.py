@@ -171,3 +171,16 @@ def test_learning_rates_read_back_as_the_engines_floats(capsys):
                           "--set", "warmup_steps=7", "--lr-per-step", capsys=capsys)
     plan = make_plan(setup_from_mapping({"num_samples": 999, "lr_scheduler_type": "cosine", "warmup_steps": 7})[0])
     assert code == 0 and result["learning_rates"] == plan.learning_rates().tolist()
+
+
+def test_a_trainer_class_brings_its_own_keys(capsys):
+    """`beta` is a key of DPO's config (proven irrelevant there), not of the plain Trainer's arguments; a misspelt
+    GRPO key gets GRPO's key meant."""
+    code, result, _ = cli("plan", "--set", "num_samples=10", "--set", "trainer_class=DPOTrainer", "--set", "beta=0.5",
+                          capsys=capsys)
+    assert (code, result["not_modelled"], result["unknown_keys"]) == (0, [], [])
+    code, _, err = cli("plan", "--set", "num_samples=10", "--set", "beta=0.5", capsys=capsys)
+    assert code == 2 and err.startswith("error: --set beta:")
+    code, _, err = cli("plan", "--set", "num_samples=10", "--set", "trainer_class=GRPOTrainer",
+                       "--set", "num_generation=4", capsys=capsys)
+    assert code == 2 and "did you mean num_generations?" in err
