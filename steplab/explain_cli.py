@@ -58,14 +58,17 @@ def run(args: argparse.Namespace) -> tuple[int, dict[str, Any] | None]:
         return 2, None
     record = explanation.record("en")
     if config is not None:
-        record.update(_census(config[1]))
+        named = _census(config[1])
+        record["findings"] = [*record.get("findings", []), *named.pop("unknown", [])]
+        record.update(named)
     return 0, record
 
 
 def _census(text: str) -> dict[str, Any]:
-    """What the census says of the run's YAML (`steplab.io.census`): `not_modelled` (`{key, may_change, message}`),
-    `unknown_keys` with the key meant (`{key, meant, message}`) and the import's `notes` (`{code, message}`), as
-    `plan` writes them; nothing when the YAML cannot be read (the explanation says why)."""
+    """What the census says of the run's YAML (`steplab.io.census`), as `plan` writes it: `not_modelled`
+    (`{key, may_change, message}`), `unknown_keys` (names) with a finding `unknown_key` each (`{code, key, meant,
+    message}`: the key meant) and the import's `notes` (`{code, message}`); nothing when the YAML cannot be read (the
+    explanation says why)."""
     from steplab.io import census
     from steplab.io.config_read import read_config
 
@@ -76,6 +79,7 @@ def _census(text: str) -> dict[str, Any]:
     checked = census.check(imported.document, str(imported.document.get("trainer_class") or "Trainer"),
                            imported.flavour == "llamafactory")
     return {"not_modelled": [item.record("en") for item in checked.unmodelled],
-            "unknown_keys": [item.record("en") for item in checked.unknown],
+            "unknown_keys": [item.key for item in checked.unknown],
+            "unknown": [{"code": "unknown_key", **item.record("en")} for item in checked.unknown],
             "notes": [{"code": note.key, "message": note.get("en")} for note in imported.notes
                       if getattr(note, "key", "") in KEY_NOTES]}

@@ -184,3 +184,16 @@ def test_a_trainer_class_brings_its_own_keys(capsys):
     code, _, err = cli("plan", "--set", "num_samples=10", "--set", "trainer_class=GRPOTrainer",
                        "--set", "num_generation=4", capsys=capsys)
     assert code == 2 and "did you mean num_generations?" in err
+
+
+def test_explain_names_a_misspelt_key_of_its_config(tmp_path, capsys, monkeypatch):
+    """`explain --config`: the census of the run's YAML, as `plan` writes it (a finding says the key meant)."""
+    runs = ROOT / "tests" / "data" / "llamafactory-runs"
+    monkeypatch.chdir(runs)
+    config = tmp_path / "config.yaml"
+    config.write_text((runs / "artefacts" / "course" / "config.yaml").read_text() + "gradient_acumulation_steps: 2\n")
+    code, result, _ = cli("explain", "artefacts/course", "--config", str(config), capsys=capsys)
+    assert code == 0 and result["unknown_keys"] == ["gradient_acumulation_steps"]
+    assert [(f["key"], f["meant"]) for f in result["findings"] if f["code"] == "unknown_key"] == [
+        ("gradient_acumulation_steps", "gradient_accumulation_steps")]
+    assert ("lora_rank", "unchecked") in [(item["key"], item["may_change"]) for item in result["not_modelled"]]
