@@ -9,6 +9,7 @@ from steplab.dataset.load import funnel_from_uploads
 from steplab.dataset.settings import data_settings
 from steplab.errors import InputError, TrainerRefusal
 from steplab.i18n import t
+from steplab.io import census
 from steplab.io.config_read import read_config
 from steplab.io.config_write import write_config
 from steplab.io.safe_yaml import MAX_BYTES, ConfigError, check_size
@@ -99,6 +100,18 @@ def input_now() -> tuple:
     return ("file", upload.file_id) if upload is not None else ("text", st.session_state.get("config_text", ""))
 
 
+def _checked(imported) -> census.Checked:
+    """The census of the imported YAML's keys: what StepLab does not model, and keys no argument class has."""
+    document = imported.document
+    return census.check(document, str(document.get("trainer_class") or "Trainer"), imported.flavour == "llamafactory")
+
+
+def _census_of(imported, checked: TrainingSetup, values: dict) -> tuple[dict, tuple]:
+    """What `state.IMPORTED` keeps: the values the import set, as the setup holds them, and the keys not modelled."""
+    held = checked.to_dict()
+    return {name: held[name] for name in values if name in held}, _checked(imported).unmodelled
+
+
 def fill() -> None:
     """Fill's callback: the import, and what it read, so that its message goes once the paste or file changes."""
     import_config()
@@ -141,6 +154,7 @@ def import_config() -> None:
         st.session_state[RESULT] = ("refused", refusal)
         return
     state.apply_values(values)
+    st.session_state[state.IMPORTED] = _census_of(imported, checked, values)
     funnel = st.session_state[FUNNEL]
     st.session_state[state.SAMPLES_FROM_DATASETS] = None if funnel is None else (funnel.train_examples,
                                                                                  funnel.estimate is not None)
@@ -209,6 +223,11 @@ if status in ("ok", "needs_samples"):
     for note in payload.notes:
         if not (counted and note.key in COUNTING_NOTES) and not (status == "ok" and note.key in PROCESS_NOTES):
             st.info(note.get(lang), icon=":material/info:")
+    named = _checked(payload)
+    if named.unmodelled or named.unknown:
+        sentences = [item.message().get(lang) for item in (*named.unknown, *named.unmodelled)]
+        st.warning(f"**{t(lang, 'config.census_heading')}**\n\n" + "\n".join(f"- {line}" for line in sentences),
+                   icon=":material/help:")
     used, ignored = st.columns(2)
     used.markdown(f"**{t(lang, 'config.used')}**  \n" + (", ".join(f"`{k}`" for k in payload.used) or "—"))
     ignored.markdown(f"**{t(lang, 'config.ignored')}**  \n" + (", ".join(f"`{k}`" for k in payload.ignored) or "—"))

@@ -6,7 +6,9 @@
 run as TRL does (`steplab.trl`): the JSON keeps every field and, for GRPO, counts completions and adds the rounds.
 
 Prints one JSON object. Exit 0 on success, 2 for invalid input (one line on stderr naming the field, or the
-dataset and its path), 3 when the real Trainer would refuse the configuration (`trainer_error` in the JSON).
+dataset and its path; a `--set` key no family of the run has, with the key meant), 3 when the real Trainer would
+refuse the configuration (`trainer_error` in the JSON); with `--strict`, 4 when the plan was printed but a key given
+is not modelled (`not_modelled`: `{key, may_change, message}`, `steplab.io.census`) or unknown (`unknown_keys`).
 A LLaMA-Factory YAML without `num_samples` is counted from its datasets, found from the current folder as
 `llamafactory-cli` finds them (`dataset_dir`, `dataset_info.json`, the model's `tokenizer.json`).
 """
@@ -35,6 +37,8 @@ from steplab.trl.plan import grpo_record, plan_trl, trl_record
 from steplab.trl.settings import names_trl, with_config_defaults
 
 MAX_LISTED_RATES = 10_000_000
+STRICT_EXIT = 4
+"""`--strict`: the plan was printed, but a key given is one StepLab does not model or know."""
 
 
 def plan_to_json(plan: Plan, lr_per_step: bool = False, unknown: list[str] | None = None) -> dict[str, Any]:
@@ -143,11 +147,13 @@ def _count_from_datasets(document: dict[str, Any], rows: dict[str, int], values:
     return count
 
 
-def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
-    """The setup values, the YAML keys that do not count, and what the JSON says about the sample count."""
+def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], dict[str, Any], Any]:
+    """The setup values, the YAML keys that do not count, what the JSON says about the sample count, and the YAML's
+    import (`config_read.ConfigImport`, or None)."""
     values: dict[str, Any] = {}
     ignored: list[str] = []
     document: dict[str, Any] = {}
+    imported = None
     if args.config:
         from steplab.io.config_read import read_config
 
@@ -170,7 +176,45 @@ def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], d
         count["bypassed_keys"] = [key for key in DATA_KEYS_BYPASSED if key in document] + (["--dataset-rows"]
                                                                                             if rows else [])
     count["world_size_source"] = "given" if "world_size" in values else "assumed"
-    return values, ignored, count
+    return values, ignored, count, imported
+
+
+def _census(args: argparse.Namespace, values: dict[str, Any], imported: Any) -> dict[str, Any]:
+    """What the census says of the keys given (`steplab.io.census`): a `--set` key no family of the run has is
+    refused with the key meant (`SetupError`, exit 2); the YAML's and `--set`'s keys StepLab does not model are named
+    with what they may change (`not_modelled`), the YAML's unknown keys get the key meant (warnings `unknown_key`),
+    and the notes of the YAML's import (`notes`) join the JSON."""
+    from steplab.io import census
+
+    trainer_class = str(values.get("trainer_class") or "Trainer")
+    llamafactory = imported is not None and imported.flavour == "llamafactory"
+    families = census.families_for(trainer_class, llamafactory)
+    set_keys = [key for key, _ in _pairs(args.set, "--set")]
+    for key in set_keys:
+        if census.classify(key, families) is None:
+            meant = census.suggest(key, families)
+            raise SetupError("census.set_unknown_meant" if meant else "census.set_unknown", field=f"--set {key}",
+                             meant=meant)
+    document = dict(imported.document) if imported is not None else {}
+    deepspeed = _deepspeed_json(document.get("deepspeed"))
+    checked = census.check({**document, **dict.fromkeys(set_keys)}, trainer_class, llamafactory, deepspeed)
+    return {"not_modelled": [item.record("en") for item in checked.unmodelled],
+            "unknown": [item.record("en") for item in checked.unknown if item.key in document],
+            "notes": [{"code": getattr(note, "key", ""), "message": note.get("en")}
+                      for note in (imported.notes if imported is not None else [])]}
+
+
+def _deepspeed_json(value: Any) -> dict[str, Any] | None:
+    """The DeepSpeed JSON a YAML's `deepspeed` names, when it is at hand from the current folder (else None)."""
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str) or not value.endswith(".json"):
+        return None
+    try:
+        found = json.loads(Path(value).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def _trl_values(values: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
@@ -191,18 +235,23 @@ def main(argv: list[str] | None = None) -> int:
     plan_cmd.add_argument("--lr-per-step", action="store_true", help="include the learning rate of every step")
     plan_cmd.add_argument("--dataset-rows", action="append", metavar="NAME=ROWS",
                           help="a dataset's row count, when its files are not at hand (repeatable; row rules only)")
+    plan_cmd.add_argument("--strict", action="store_true",
+                          help="exit 4 when a key StepLab does not model (or does not know) was given")
     explain_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "explain":
         code, record = explain_cli.run(args)
         return code if record is None else _write(encode(record))
     try:
-        values, ignored, count = _read_values(args)
+        values, _, count, imported = _read_values(args)
+        named = _census(args, values, imported)
         if "num_samples" not in values:
             raise SetupError("setup.num_samples_required", field="num_samples")
         trl, values = _trl_values(values)
-        setup, unknown = setup_from_mapping(values)
-        result, max_steps = _plan_json(setup, trl, args.lr_per_step, [k for k in unknown if k not in ignored])
+        setup, _ = setup_from_mapping(values)  # what the setup does not take, the census names (`named`)
+        result, max_steps = _plan_json(setup, trl, args.lr_per_step, [item["key"] for item in named["unknown"]])
+        result["warnings"].extend({"code": "unknown_key", **item} for item in named["unknown"])
+        result.update(not_modelled=named["not_modelled"], notes=named["notes"])
         if args.config and count["world_size_source"] == "assumed":
             result["warnings"].append({"code": "world_size_assumed", "message": t(
                 "en", "config_io.world_size_assumed", world_size=setup.world_size)})
@@ -227,7 +276,8 @@ def main(argv: list[str] | None = None) -> int:
         message = error.message("en") if hasattr(error, "message") and callable(error.message) else str(error)
         print(f"error: {message}".splitlines()[0], file=sys.stderr)
         return 2
-    return _write(encode(result))
+    written = _write(encode(result))
+    return STRICT_EXIT if written == 0 and args.strict and (result["not_modelled"] or named["unknown"]) else written
 
 
 def encode(result: dict[str, Any]) -> bytes:

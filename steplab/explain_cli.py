@@ -5,7 +5,8 @@ folder's and each `checkpoint-N/`'s), `trainer_log.jsonl`, `*_results.json`, the
 that YAML is the run's, and its datasets are found and counted from the current folder as `plan` counts them.
 
 Prints one JSON object, stable for tools: `{"setup": {field: {"value", "source"}}, "fields": [{"name", "run",
-"steplab", "agree", "source", "why"}], "findings": [{"code", "message"}]}` (English). Exit 0 when anything was
+"steplab", "agree", "source", "why"}], "findings": [{"code", "message"}]}` (English); with `--config`, also the
+census's `not_modelled`, `unknown_keys` and the import's `notes`, as `plan` writes them. Exit 0 when anything was
 read (whatever agrees), 2 when nothing readable was given (one line on stderr says why).
 """
 
@@ -20,6 +21,9 @@ from steplab.errors import InputError
 from steplab.io.safe_yaml import decode
 from steplab.trainer.profiles import PROFILES
 
+KEY_NOTES = tuple(f"config_io.note.{name}" for name in (
+    "deepspeed", "eval_batch_size", "evaluation_strategy", "commented_eval", "model_parallel", "auto_find_batch_size"))
+"""The import's notes on keys (not on the count, which the run's files settle here)."""
 HELP = "explain a finished run's files (log, trainer_state.json, trainer_log.jsonl, results) as JSON"
 
 
@@ -52,4 +56,30 @@ def run(args: argparse.Namespace) -> tuple[int, dict[str, Any] | None]:
         reasons = [problem.en for problem in explanation.files.problems] or ["nothing readable"]
         print(f"error: {reasons[0]}", file=sys.stderr)
         return 2, None
-    return 0, explanation.record("en")
+    record = explanation.record("en")
+    if config is not None:
+        named = _census(config[1])
+        record["findings"] = [*record.get("findings", []), *named.pop("unknown", [])]
+        record.update(named)
+    return 0, record
+
+
+def _census(text: str) -> dict[str, Any]:
+    """What the census says of the run's YAML (`steplab.io.census`), as `plan` writes it: `not_modelled`
+    (`{key, may_change, message}`), `unknown_keys` (names) with a finding `unknown_key` each (`{code, key, meant,
+    message}`: the key meant) and the import's `notes` (`{code, message}`); nothing when the YAML cannot be read (the
+    explanation says why)."""
+    from steplab.io import census
+    from steplab.io.config_read import read_config
+
+    try:
+        imported = read_config(text)
+    except InputError:
+        return {}
+    checked = census.check(imported.document, str(imported.document.get("trainer_class") or "Trainer"),
+                           imported.flavour == "llamafactory")
+    return {"not_modelled": [item.record("en") for item in checked.unmodelled],
+            "unknown_keys": [item.key for item in checked.unknown],
+            "unknown": [{"code": "unknown_key", **item.record("en")} for item in checked.unknown],
+            "notes": [{"code": note.key, "message": note.get("en")} for note in imported.notes
+                      if getattr(note, "key", "") in KEY_NOTES]}

@@ -18,6 +18,11 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+try:
+    from tests.census_cases import seeded_census_keys
+except ImportError:  # imported as a top-level module, with tests/ on the path
+    from census_cases import seeded_census_keys  # type: ignore[no-redef]
+
 TINY_MODEL = Path(__file__).parent / "data" / "llamafactory-runs" / "assets" / "tiny-qwen2"
 COMMON_TEMPLATES = ["qwen", "qwen3", "qwen3_nothink", "llama3", "chatml", "empty", "default", "alpaca", "mistral",
                     "gemma", "glm4", "deepseek3", "llama2", "qwen3_5", "qwen2_vl"]
@@ -223,6 +228,7 @@ def cases(draw, stages: tuple[str, ...] = ("sft", "sft", "sft", "rm", "dpo", "pt
         config["preprocessing_batch_size"] = draw(st.integers(2, 16))
     if draw(st.integers(0, 15)) == 0:
         config["preprocessing_num_workers"] = 2
+    config.update(seeded_census_keys(repr(sorted(config.items())), llamafactory=True))  # LLaMA-Factory parses them
     return Case(sets + eval_sets, config)
 
 

@@ -12,7 +12,9 @@ Reads one JSON request per line on stdin and answers one JSON line. Requests:
   length at `cutoff_len` (templates without a multimodal plugin) and the tokens `PretrainDatasetProcessor`
   makes of the first message; or the exception each raised. `date` fixes the day LLaMA 3's tool prompt writes;
 - `{"registry": true}`: every registered template's formatters and settings, as plain data;
-- `{"load": {"kind": "json" | "csv" | …, "path": …}}`: the rows (and column types) `datasets.load_dataset` reads.
+- `{"load": {"kind": "json" | "csv" | …, "path": …}}`: the rows (and column types) `datasets.load_dataset` reads;
+- `{"fields": ["module:Class", …]}`: the init fields of each named dataclass, as `dataclasses.fields` lists them
+  (the census test: LLaMA-Factory's argument classes, its transformers' `TrainingArguments`, its TRL's configs).
 Everything LLaMA-Factory prints goes to stderr. Imports nothing of StepLab's.
 """
 
@@ -200,6 +202,18 @@ def ppo_trainer() -> dict:
     return {"made": True}
 
 
+def fields(names: list) -> dict:
+    """The init fields of each named dataclass (`module:Class`), in declaration order."""
+    import dataclasses
+    import importlib
+
+    found = {}
+    for name in names:
+        module, _, attribute = name.partition(":")
+        found[name] = [f.name for f in dataclasses.fields(getattr(importlib.import_module(module), attribute)) if f.init]
+    return found
+
+
 def requirements() -> list:
     """The package requirements `check_dependencies` checks, as it passes them to `check_version`."""
     from llamafactory.extras import misc
@@ -216,6 +230,10 @@ def requirements() -> list:
 
 for line in sys.stdin:
     request = json.loads(line)
+    if "fields" in request:
+        answers.write(json.dumps(fields(request["fields"])) + "\n")
+        answers.flush()
+        continue
     if "ppo" in request or "requirements" in request:
         answers.write(json.dumps(ppo_trainer() if "ppo" in request else requirements()) + "\n")
         answers.flush()

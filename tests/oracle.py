@@ -133,8 +133,11 @@ def _rle(sizes: list[int]) -> list[list[int]]:
     return runs
 
 
-def run_trainer(config: dict[str, Any]) -> dict[str, Any]:
-    """Train for real and return the fields the golden files record (`RESULT_FIELDS`, or `ERROR_FIELDS`)."""
+def run_trainer(config: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Train for real and return the fields the golden files record (`RESULT_FIELDS`, or `ERROR_FIELDS`).
+
+    `extra`: other `TrainingArguments` fields, set as given over the oracle's own (the census's irrelevant keys; a
+    relative `output_dir` is taken under the run's scratch folder)."""
     from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
     logging.getLogger("transformers").setLevel(logging.ERROR)
@@ -164,10 +167,11 @@ def run_trainer(config: dict[str, Any]) -> dict[str, Any]:
     try:
         with tempfile.TemporaryDirectory() as out, warnings.catch_warnings(), loop_locals() as sizing:
             warnings.simplefilter("ignore")
-            args = TrainingArguments(
-                output_dir=out, report_to="none", use_cpu=True, disable_tqdm=True, seed=0,
-                per_device_eval_batch_size=64, dataloader_num_workers=0, **trainer_arguments(config),
-            )
+            own = {"output_dir": out, "report_to": "none", "use_cpu": True, "disable_tqdm": True, "seed": 0,
+                   "per_device_eval_batch_size": 64, "dataloader_num_workers": 0}
+            for key, value in (extra or {}).items():
+                own[key] = os.path.join(out, value) if key == "output_dir" else value
+            args = TrainingArguments(**own, **trainer_arguments(config))
             trainer = NoDiskTrainer(
                 model=model, args=args, train_dataset=RowDataset(config["num_samples"]),
                 eval_dataset=RowDataset(config.get("num_eval_samples", 4), seed=1), callbacks=[Recorder()],
@@ -293,3 +297,32 @@ def main(request: Path, out_dir: Path, trainer: str = "transformers") -> None:
 
 if __name__ == "__main__":
     main(Path(sys.argv[1]), Path(sys.argv[2]), *sys.argv[3:])
+
+
+def assert_plan_is_the_real_run(config: dict[str, Any], real: dict[str, Any], trainer: str = "hf-5") -> None:
+    """StepLab's plan of `config` under `trainer` (hf-5: the installed release) is what `run_trainer` saw the real
+    Trainer do: the same steps, epoch, micro-batches, events and learning rates, or the same refusal."""
+    import numpy as np
+    import pytest
+
+    from steplab.errors import TrainerRefusal
+    from steplab.trainer.events import events
+    from steplab.trainer.plan import make_plan
+    from steplab.trainer.setup import setup_from_mapping
+
+    setup, unknown = setup_from_mapping({**config, "trainer": trainer})
+    assert unknown == []
+    if real["status"] == "error":
+        with pytest.raises(TrainerRefusal) as refusal:
+            make_plan(setup)
+        assert (refusal.value.error_type, refusal.value.message) == (real["error_type"], real["error"])
+        return
+    plan = make_plan(setup)
+    assert plan.max_steps == real["state_max_steps"]
+    assert plan.optimizer_steps == real["optimizer_steps"]
+    assert plan.final_epoch == pytest.approx(real["final_epoch"], rel=1e-12, abs=0)
+    assert plan.micro_batches_per_step_rle() == real["micro_batches_per_step_rle"]
+    assert events(plan, "eval").steps() == real["eval_at_steps"]
+    assert events(plan, "save").steps() == real["save_at_steps"]
+    assert events(plan, "log").steps() == real["log_at_steps"]
+    np.testing.assert_allclose(plan.learning_rates(), real["lr_per_step"], rtol=1e-12, atol=1e-300)

@@ -63,9 +63,45 @@ def test_trainer_refusal_exits_3(capsys):
                                         "message": "--eval_steps must be an integer if bigger than 1: 37.5"}}
 
 
-def test_unknown_keys_are_reported(capsys):
-    code, result, _ = cli("plan", "--set", "num_samples=10", "--set", "learning_rat=1e-4", capsys=capsys)
-    assert code == 0 and result["unknown_keys"] == ["learning_rat"]
+def test_a_misspelt_set_key_is_refused_with_the_key_meant(capsys):
+    """`--set gradient_accumulation_step=8` planned 750 steps instead of 96 before the census: now nothing is planned."""
+    code, result, err = cli("plan", "--set", "num_samples=1000", "--set", "gradient_accumulation_step=8", capsys=capsys)
+    assert (code, result) == (2, None)
+    assert err.startswith("error: --set gradient_accumulation_step:") and "gradient_accumulation_steps?" in err
+    code, _, err = cli("plan", "--set", "num_samples=10", "--set", "zzz_not_a_key=1", capsys=capsys)
+    assert code == 2 and "zzz_not_a_key" in err and "did you mean" not in err
+
+
+def test_a_misspelt_yaml_key_is_named_with_the_key_meant(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.yaml").write_text("num_samples: 1000\nper_device_train_batch_size: 4\n"
+                                       "gradient_acumulation_steps: 8\nnum_train_epochs: 3\n")
+    code, result, _ = cli("plan", "run.yaml", capsys=capsys)
+    assert code == 0 and result["max_steps"] == 750 and result["unknown_keys"] == ["gradient_acumulation_steps"]
+    named = [w for w in result["warnings"] if w["code"] == "unknown_key"]
+    assert [(w["key"], w["meant"]) for w in named] == [("gradient_acumulation_steps", "gradient_accumulation_steps")]
+    assert cli("plan", "run.yaml", "--strict", capsys=capsys)[0] == 4
+
+
+def test_keys_not_modelled_are_named_with_what_they_may_change(tmp_path, capsys, monkeypatch):
+    """The census's classes reach the JSON, for the YAML's keys, its DeepSpeed JSON's and `--set`'s; the import's
+    notes too. Exit 0 (the plan stands for what StepLab models), 4 with `--strict`."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ds.json").write_text('{"train_batch_size": "auto", "scheduler": {"type": "WarmupLR"}}')
+    (tmp_path / "run.yaml").write_text("stage: sft\nfinetuning_type: lora\nnum_samples: 100\ndeepspeed: ds.json\n"
+                                       "auto_find_batch_size: true\nseed: 3\n")
+    code, result, _ = cli("plan", "run.yaml", "--set", "optim=sgd", capsys=capsys)
+    assert code == 0
+    assert [(item["key"], item["may_change"]) for item in result["not_modelled"]] == [
+        ("finetuning_type", "refusal"), ("deepspeed", "refusal"), ("auto_find_batch_size", "batch_size"),
+        ("optim", "learning_rates"), ("deepspeed.train_batch_size", "refusal"),
+        ("deepspeed.scheduler.type", "learning_rates")]
+    assert all(item["message"].startswith(f"`{item['key']}`") for item in result["not_modelled"])
+    notes = {note["code"] for note in result["notes"]}
+    assert {"config_io.note.deepspeed", "config_io.note.auto_find_batch_size"} <= notes
+    assert cli("plan", "run.yaml", "--strict", capsys=capsys)[0] == 4
+    code, plain, _ = cli("plan", "--set", "num_samples=100", "--set", "seed=3", "--strict", capsys=capsys)
+    assert (code, plain["not_modelled"], plain["unknown_keys"]) == (0, [], [])  # seed: proven irrelevant
 
 
 @pytest.mark.parametrize("args", [["plan", "--set", "num_samples=1600"]])
@@ -135,3 +171,29 @@ def test_learning_rates_read_back_as_the_engines_floats(capsys):
                           "--set", "warmup_steps=7", "--lr-per-step", capsys=capsys)
     plan = make_plan(setup_from_mapping({"num_samples": 999, "lr_scheduler_type": "cosine", "warmup_steps": 7})[0])
     assert code == 0 and result["learning_rates"] == plan.learning_rates().tolist()
+
+
+def test_a_trainer_class_brings_its_own_keys(capsys):
+    """`beta` is a key of DPO's config (proven irrelevant there), not of the plain Trainer's arguments; a misspelt
+    GRPO key gets GRPO's key meant."""
+    code, result, _ = cli("plan", "--set", "num_samples=10", "--set", "trainer_class=DPOTrainer", "--set", "beta=0.5",
+                          capsys=capsys)
+    assert (code, result["not_modelled"], result["unknown_keys"]) == (0, [], [])
+    code, _, err = cli("plan", "--set", "num_samples=10", "--set", "beta=0.5", capsys=capsys)
+    assert code == 2 and err.startswith("error: --set beta:")
+    code, _, err = cli("plan", "--set", "num_samples=10", "--set", "trainer_class=GRPOTrainer",
+                       "--set", "num_generation=4", capsys=capsys)
+    assert code == 2 and "did you mean num_generations?" in err
+
+
+def test_explain_names_a_misspelt_key_of_its_config(tmp_path, capsys, monkeypatch):
+    """`explain --config`: the census of the run's YAML, as `plan` writes it (a finding says the key meant)."""
+    runs = ROOT / "tests" / "data" / "llamafactory-runs"
+    monkeypatch.chdir(runs)
+    config = tmp_path / "config.yaml"
+    config.write_text((runs / "artefacts" / "course" / "config.yaml").read_text() + "gradient_acumulation_steps: 2\n")
+    code, result, _ = cli("explain", "artefacts/course", "--config", str(config), capsys=capsys)
+    assert code == 0 and result["unknown_keys"] == ["gradient_acumulation_steps"]
+    assert [(f["key"], f["meant"]) for f in result["findings"] if f["code"] == "unknown_key"] == [
+        ("gradient_acumulation_steps", "gradient_accumulation_steps")]
+    assert ("lora_rank", "unchecked") in [(item["key"], item["may_change"]) for item in result["not_modelled"]]

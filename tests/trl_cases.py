@@ -13,15 +13,22 @@ from hypothesis import strategies as st
 
 from steplab.trl.settings import with_config_defaults
 
+try:
+    from tests.census_cases import census_keys
+except ImportError:  # imported as a top-level module, with tests/ on the path
+    from census_cases import census_keys  # type: ignore[no-redef]
+
 SCHEDULES = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_with_restarts", "polynomial")
 TRAINER_KEYS = ("per_device_train_batch_size", "gradient_accumulation_steps", "num_train_epochs", "max_steps",
                 "learning_rate", "lr_scheduler_type", "warmup_steps", "dataloader_drop_last")
 GRPO_KEYS = ("num_generations", "steps_per_generation", "generation_batch_size", "num_iterations")
 
 
-def _trainer_args(draw) -> dict[str, Any]:
+def _trainer_args(draw, trainer_class: str) -> dict[str, Any]:
+    """The Trainer's arguments of a case, with a few the census calls irrelevant (TRL gets them, StepLab not)."""
     epochs = draw(st.sampled_from([1, 2, 0.5, 1.5, 1.25, 0.75]))
     return {
+        **draw(census_keys(trainer_class, most=3)),
         "gradient_accumulation_steps": draw(st.integers(1, 3)),
         "num_train_epochs": epochs,
         "max_steps": draw(st.sampled_from([-1, -1, -1, 1, 2, 3, 5, 8])),
@@ -35,7 +42,7 @@ def _trainer_args(draw) -> dict[str, Any]:
 @st.composite
 def grpo_cases(draw, refusals: bool = False, processes: int = 1) -> dict[str, Any]:
     """A GRPO configuration; with `refusals`, mostly ones `GRPOConfig` refuses (cheap: no training)."""
-    args = _trainer_args(draw)
+    args = _trainer_args(draw, "GRPOTrainer")
     batch = draw(st.integers(1, 4))
     args["per_device_train_batch_size"] = batch
     if refusals:
@@ -64,7 +71,7 @@ def grpo_cases(draw, refusals: bool = False, processes: int = 1) -> dict[str, An
 
 @st.composite
 def dpo_cases(draw) -> dict[str, Any]:
-    args = _trainer_args(draw)
+    args = _trainer_args(draw, "DPOTrainer")
     args["per_device_train_batch_size"] = draw(st.integers(1, 4))
     return {"trainer": "dpo", "num_samples": draw(st.integers(1, 20)), "args": args}
 

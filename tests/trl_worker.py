@@ -149,12 +149,12 @@ def build(case: dict, out: str):
         common["logging_steps"] = 10**6
     args = {**common, **case["args"]}
     if kind == "grpo":
-        config = trl.GRPOConfig(max_completion_length=1, use_vllm=False, beta=0.0, **args)
+        config = trl.GRPOConfig(**{"max_completion_length": 1, "use_vllm": False, "beta": 0.0, **args})
         data = datasets.Dataset.from_dict({"prompt": [text(i) for i in range(case["num_samples"])]})
         trainer = trl.GRPOTrainer(model=model(), reward_funcs=zero_reward, args=config, train_dataset=data,
                                   processing_class=TOKENIZER)
     elif kind == "dpo":
-        config = trl.DPOConfig(max_length=8, **args)
+        config = trl.DPOConfig(**{"max_length": 8, **args})
         n = case["num_samples"]
         data = datasets.Dataset.from_dict({"prompt": [text(i) for i in range(n)],
                                            "chosen": [text(i + 1, 1) for i in range(n)],

@@ -45,6 +45,8 @@ def page(name: str | None) -> PageContext:
     if name is not None:
         layout.header(lang, name, heading, intro=not on)
     state.show_url_notices(lang, shared.notices)
+    if name != "config":  # /config lists them itself, beside its import
+        state.show_import_notes(lang, shared.setup)
     if (restored := seat.keep(lang)) is not None:  # a class seat taken back from the address: its progress too
         progress.restore_from_class(restored)
     return PageContext(lang, shared.setup, shared.error, on, heading)

@@ -393,6 +393,35 @@ SAMPLES_FROM_DATASETS = "_samples_from_datasets"
 """The sample count the config page worked out from dataset files (the sidebar says so while it stands)."""
 
 
+IMPORTED = "_imported_census"
+"""What /config's last import set (`{field: value}`, normalised by the setup) and what its YAML holds that StepLab
+does not model (`steplab.io.census.Unmodelled`s): every page names them while those values stand."""
+
+
+def imported_stands(setup: TrainingSetup | None) -> tuple[Any, ...]:
+    """The imported YAML's keys StepLab does not model, while the setup still holds what the import set (else ())."""
+    stored = st.session_state.get(IMPORTED)
+    if setup is None or stored is None:
+        return ()
+    values, items = stored
+    current = setup.to_dict()
+    return tuple(items) if all(current.get(name) == value for name, value in values.items()) else ()
+
+
+def show_import_notes(lang: str, setup: TrainingSetup | None) -> None:
+    """Under a page's title, while the imported setup stands: an estimated sample count marked as one (every count
+    on the page rests on it), and the YAML's keys StepLab does not model, one sentence each (`census.may_change.*`)."""
+    if setup is None:
+        return
+    counted = st.session_state.get(SAMPLES_FROM_DATASETS)
+    if counted is not None and counted[1] and counted[0] == setup.num_samples:
+        st.caption(t(lang, "sidebar.census_estimate", n=counted[0]))
+    items = imported_stands(setup)
+    if items:
+        with st.expander(t(lang, "sidebar.census_heading"), icon=":material/help:"):
+            st.markdown("\n".join(f"- {item.message().get(lang)}" for item in items))
+
+
 def _samples_source(lang: str) -> None:
     counted = st.session_state.get(SAMPLES_FROM_DATASETS)  # (count, estimated) or None
     if counted is not None and counted[0] == st.session_state.get("num_samples"):
