@@ -88,6 +88,7 @@ FIELDS: dict[str, Field] = {field.name: field for field in (
     Field("logging_steps", "interval", 500, 0, MAX_STEPS_LIMIT),
     Field("logging_first_step", "bool", False),
     Field("eval_on_start", "bool", False),
+    Field("eval_delay", "float", 0.0, -MAX_STEPS_LIMIT, MAX_STEPS_LIMIT),  # steps, or epochs by "epoch"
     Field("dataloader_drop_last", "bool", False),
     Field("limit_train_batches", "limit", None, 0, MAX_SAMPLES, optional=True, trainer_argument=False),
     Field("trainer", "choice", LLAMA_FACTORY_PROFILE, choices=tuple(PROFILES), trainer_argument=False),
