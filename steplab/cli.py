@@ -26,6 +26,7 @@ from steplab import explain_cli
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import t
 from steplab.teaching.warnings import plan_warnings
+from steplab.trainer.events import events
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.profiles import LLAMA_FACTORY_PROFILE, PROFILES
 from steplab.trainer.record import plan_record
@@ -42,6 +43,7 @@ def plan_to_json(plan: Plan, lr_per_step: bool = False, unknown: list[str] | Non
     result: dict[str, Any] = {
         "trainer": plan.profile.id,
         **plan_record(plan),
+        "save_depends_on_metric": events(plan, "save").depends_on_metric,
         "world_size": plan.setup.world_size,
         **plan.draws_per_epoch(),
         "warnings": [{"code": w.code, "message": w.message("en")} for w in plan_warnings(plan)],
@@ -61,6 +63,7 @@ def grpo_to_json(plan: GrpoPlan, lr_per_step: bool = False, unknown: list[str] |
     result: dict[str, Any] = {
         "trainer": plan.trainer.profile.id,
         **grpo_record(plan),
+        "save_depends_on_metric": events(plan.trainer, "save").depends_on_metric,
         "world_size": plan.setup.world_size,
         "draws_per_epoch": rounds, "repeated_draws_per_epoch": 0, "never_drawn_per_epoch": plan.prompts_dropped_per_epoch,
         "warnings": [],

@@ -44,7 +44,7 @@ TRAINER_FIELDS = (
     "per_device_train_batch_size", "gradient_accumulation_steps", "num_train_epochs", "max_steps", "learning_rate",
     "lr_scheduler_type", "lr_scheduler_kwargs", "warmup_steps", "warmup_ratio", "eval_strategy", "eval_steps",
     "save_strategy", "save_steps", "logging_strategy", "logging_steps", "dataloader_drop_last", "logging_first_step",
-    "eval_on_start", "eval_delay",
+    "eval_on_start", "eval_delay", "load_best_model_at_end", "metric_for_best_model",
 )
 
 
@@ -75,7 +75,7 @@ def run_trainer(config: dict[str, Any], eval_dataset: bool = True) -> dict[str, 
                 record["log"].append(state.global_step)
 
     class NoDiskTrainer(Trainer):
-        def _save_checkpoint(self, model, trial):  # the event is what matters, not the files
+        def _save_checkpoint(self, model, trial, *args, **kwargs):  # the event is what matters, not the files
             return None
 
     kwargs = {k: config[k] for k in TRAINER_FIELDS if k in config and config[k] is not None}

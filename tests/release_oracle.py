@@ -1,7 +1,7 @@
 """The real Trainer of any release StepLab has a row for, on the same generated setups as `oracle.run_trainer`.
 
 5.24.0 is the suite's own transformers; 5.6.0 is LLaMA-Factory's environment (`tests/llamafactory_env.py`); every
-other release is its wheel (`tests/wheels.py`) put in front of the suite's packages, with the release's import-time
+other release is its wheel (`tests/wheels.py`) put in front of the suite's packages (5.x: of LLaMA-Factory's), with the release's import-time
 dependency pin check switched off (it pins tokenizers; the Trainer never calls it), as `tests/release_runs.py` does.
 One subprocess per call runs all the configs given.
 """
@@ -37,12 +37,13 @@ def interpreter_for(release: str) -> tuple[str, str, str]:
     """(Python, wheel folder or "", "unpin" or "") that runs `release`'s Trainer."""
     if release == INSTALLED:
         return sys.executable, "", ""
-    if release == "5.6.0":
-        from llamafactory_env import python
-
-        return str(python()), "", ""
+    from llamafactory_env import python
     from wheels import unpacked
 
+    if release == "5.6.0":
+        return str(python()), "", ""
+    if release.startswith("5."):  # 5.x imports httpx, which LLaMA-Factory's environment has and the suite's not
+        return str(python()), str(unpacked(f"transformers=={release}")), "unpin"
     return sys.executable, str(unpacked(f"transformers=={release}")), "unpin"
 
 

@@ -187,6 +187,27 @@ def _count(doc: Mapping[str, Any], key_lines: Mapping[str, int], dataset_rows: M
     return funnel, notes, tokens
 
 
+LLAMAFACTORY_NO_EVAL_SET = "Please make sure eval_dataset be provided or val_size >1e-6"
+"""LLaMA-Factory 0.9.5's `get_train_args` (`hparams/parser.py`), before any data is read."""
+
+
+def _evaluation_set(doc: Mapping[str, Any], key_lines: Mapping[str, int]) -> bool:
+    """Whether LLaMA-Factory gives the Trainer an evaluation set (`eval_dataset`, or a `val_size` split above 1e-6);
+    raise its own refusal when the run evaluates (`do_eval`, which any `eval_strategy` but `no` turns on,
+    `do_predict`, `predict_with_generate`) without one."""
+    val_size = doc.get("val_size") or 0
+    has_set = doc.get("eval_dataset") is not None or (
+        isinstance(val_size, int | float) and not isinstance(val_size, bool) and val_size >= 1e-6)
+    strategy = str(doc.get("eval_strategy", doc.get("evaluation_strategy", "no")) or "no").strip().lower()
+    evaluates = strategy != "no" or any(doc.get(key) is True for key in ("do_eval", "do_predict", "predict_with_generate"))
+    if evaluates and not has_set:
+        key = next((k for k in ("eval_strategy", "evaluation_strategy", "do_eval", "do_predict", "predict_with_generate")
+                    if k in doc), "eval_strategy")
+        raise ConfigError("config_io.no_evaluation_set", line=key_lines.get(key), error=LLAMAFACTORY_NO_EVAL_SET, example=0.1,
+                          release=LLAMAFACTORY_RELEASE)
+    return has_set
+
+
 def read_config(text: str | bytes, *, dataset_rows: Mapping[str, int] | None = None,
                 num_samples: int | None = None) -> ConfigImport:
     """Read a LLaMA-Factory or plain Hugging Face training YAML (untrusted text) into a `ConfigImport`.
@@ -250,6 +271,8 @@ def read_config(text: str | bytes, *, dataset_rows: Mapping[str, int] | None = N
     else:
         sample_source, n_value = "missing", None
 
+    if flavour == "llamafactory":
+        values["has_eval_dataset"] = _evaluation_set(doc, key_lines)
     funnel, count_notes, tokens = _count(doc, key_lines, dataset_rows, n_given=n_value is not None)
     if tokens and "preprocessing_num_workers" in doc:
         used.add("preprocessing_num_workers")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -30,6 +30,7 @@ class Events:
     after_a_step: bool = False  # logs: only after an update, once per step (`global_step > _globalstep_last_logged`)
     start: int = 0  # by "steps": the first multiple of `every` that counts (`eval_delay`); 0: `every` itself
     skip_epochs: int = 0  # by "epoch": the first epoch ends that do not count (`eval_delay` above `state.epoch`)
+    depends_on_metric: bool = False  # `save_strategy="best"`: each step may save, if its evaluation is a new best
 
     @property
     def first_periodic(self) -> int:
@@ -98,6 +99,8 @@ def events(plan: Plan, kind: str) -> Events:
     if plan.profile.framework != "transformers":
         return Events(None, 0, ())
     strategy = _strategy(plan, kind)
+    if kind == "save" and strategy == "best":  # `_maybe_log_save_evaluate`: should_save = is_new_best_metric
+        return replace(events(plan, "eval"), first=(), depends_on_metric=True)  # eval_on_start's evaluation saves none
     steps_done = plan.optimizer_steps
     every = interval(plan, kind) if strategy == "steps" else None
     if every is not None and every <= 0:

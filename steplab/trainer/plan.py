@@ -11,7 +11,7 @@ import numpy as np
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.trainer import geometry, run
-from steplab.trainer.arguments import check_arguments, warmup_steps
+from steplab.trainer.arguments import EVAL_NEEDS_DATASET, check_arguments, check_trainer, warmup_steps
 from steplab.trainer.dataloader import EpochData, ceil_div, hf_epoch, lightning_epoch
 from steplab.trainer.profiles import TrainerProfile, get_profile
 from steplab.trainer.schedules import METRIC_DRIVEN, check_scheduler, known_schedulers, learning_rates
@@ -163,10 +163,13 @@ def make_plan(setup: TrainingSetup, random_sampler: bool = True) -> Plan:
     """
     profile = get_profile(setup.trainer)
     check_arguments(setup, profile)
+    check_trainer(setup, profile)
     if random_sampler and setup.num_samples == 0 and profile.framework != "lightning":
         raise TrainerRefusal("ValueError", EMPTY_DATASET)
     epoch = _epoch_data(setup, profile)
     per_epoch, total, epochs_loop = _horizon(setup, profile, epoch.micro_batches)
+    if setup.eval_on_start and not setup.has_eval_dataset and profile.framework == "transformers":
+        raise TrainerRefusal("ValueError", EVAL_NEEDS_DATASET, "has_eval_dataset")
     warmup = warmup_steps(setup, profile, total)
     fetched = _fetched(setup, profile, epoch.micro_batches)
     rule = run.AccumulationRule(setup.gradient_accumulation_steps, profile.running_count)
