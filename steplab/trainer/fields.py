@@ -93,6 +93,8 @@ FIELDS: dict[str, Field] = {field.name: field for field in (
     Field("load_best_model_at_end", "bool", False),
     Field("metric_for_best_model", "choice", None, choices=("loss", "eval_loss"), optional=True, open=True),
     Field("has_eval_dataset", "bool", True, trainer_argument=False),  # the Trainer is given an evaluation set
+    Field("per_device_eval_batch_size", "int", 8, 1, MAX_COUNT),  # counts nothing the Trainer trains; GRPO checks it
+    Field("auto_find_batch_size", "bool", False),  # halves the batch on out-of-memory only; GRPO refuses it
     Field("dataloader_drop_last", "bool", False),
     Field("limit_train_batches", "limit", None, 0, MAX_SAMPLES, optional=True, trainer_argument=False),
     Field("trainer", "choice", LLAMA_FACTORY_PROFILE, choices=tuple(PROFILES), trainer_argument=False),
@@ -104,6 +106,8 @@ FIELDS: dict[str, Field] = {field.name: field for field in (
     Field("steps_per_generation", "int", None, 1, MAX_COUNT, optional=True, trainer_classes=("GRPOTrainer",)),
     Field("generation_batch_size", "int", None, 1, MAX_SAMPLES, optional=True, trainer_classes=("GRPOTrainer",)),
     Field("num_iterations", "int", 1, 1, MAX_COUNT, trainer_classes=("GRPOTrainer",)),
+    Field("num_generations_eval", "int", None, 1, MAX_COUNT, optional=True, trainer_classes=("GRPOTrainer",)),
+    Field("padding_free", "bool", False, trainer_classes=("SFTTrainer",)),
     Field("packing", "bool", False, trainer_classes=("SFTTrainer",)),
     Field("packing_strategy", "choice", "bfd", choices=PACKING_STRATEGIES, trainer_classes=("SFTTrainer",)),
     Field("max_length", "int", 1024, 1, 10**9, trainer_classes=("SFTTrainer",)),
