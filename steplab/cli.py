@@ -167,7 +167,9 @@ def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], d
     names_data = bool(document.get("dataset"))
     count: dict[str, Any] = {"num_samples_source": "given"}
     given = any(key == "num_samples" for key, _ in settings) or "num_samples" in document
-    if names_data and not given:
+    if names_data and not given and values.get("streaming"):  # no length: the plan counts max_steps × the batch
+        count = {"num_samples_source": "streaming"}
+    elif names_data and not given:
         count = _count_from_datasets(document, rows, values)
     elif given and (names_data or rows):
         count["bypassed_keys"] = [key for key in DATA_KEYS_BYPASSED if key in document] + (["--dataset-rows"]
@@ -220,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
                 "en", "dataset.estimated", low=count["num_samples_range"][0], high=setup.num_samples,
                 steps_low=count["max_steps_range"][0], steps_high=max_steps)})
         rates = result.pop("learning_rates", None)  # kept last: the one big field
-        result.update({"num_samples": setup.num_samples, "num_eval_samples": None, **count})
+        samples = make_plan(setup).setup.num_samples if setup.streaming else setup.num_samples  # the stream's
+        result.update({"num_samples": samples, "num_eval_samples": None, **count})
         if rates is not None:
             result["learning_rates"] = rates
     except TrainerRefusal as refusal:

@@ -27,6 +27,16 @@ class TinyRegressor(nn.Module):
         return {"loss": loss, "logits": prediction}
 
 
+class RowStream(torch.utils.data.IterableDataset):
+    """The rows of a `RowDataset` as a stream: no length, as LLaMA-Factory's `streaming: true` gives the Trainer."""
+
+    def __init__(self, rows: int) -> None:
+        self.rows = RowDataset(rows)
+
+    def __iter__(self):
+        return (self.rows[i] for i in range(len(self.rows)))
+
+
 class RowDataset(torch.utils.data.Dataset):
     def __init__(self, rows: int, seed: int = 0) -> None:
         generator = torch.Generator().manual_seed(seed)
@@ -48,10 +58,11 @@ TRAINER_FIELDS = (
 )
 
 
-def run_trainer(config: dict[str, Any], eval_dataset: bool = True) -> dict[str, Any]:
+def run_trainer(config: dict[str, Any], eval_dataset: bool = True, stream: bool = False) -> dict[str, Any]:
     """Train for real and return the same fields the golden files record (or the error raised).
 
-    `eval_dataset`: False trains with no evaluation set (what the Trainer refuses when it is asked to evaluate)."""
+    `eval_dataset`: False trains with no evaluation set (what the Trainer refuses when it is asked to evaluate);
+    `stream`: the training rows come as a stream with no length (`RowStream`)."""
     from transformers import Trainer, TrainerCallback, TrainingArguments
 
     logging.getLogger("transformers").setLevel(logging.ERROR)
@@ -87,7 +98,8 @@ def run_trainer(config: dict[str, Any], eval_dataset: bool = True) -> dict[str, 
                 per_device_eval_batch_size=64, dataloader_num_workers=0, **kwargs,
             )
             trainer = NoDiskTrainer(
-                model=model, args=args, train_dataset=RowDataset(config["num_samples"]),
+                model=model, args=args,
+                train_dataset=(RowStream if stream else RowDataset)(config["num_samples"]),
                 eval_dataset=RowDataset(4, seed=1) if eval_dataset else None, callbacks=[Recorder()],
             )
             from transformers import PrinterCallback

@@ -234,7 +234,8 @@ def test_streaming_rules():
     with pytest.raises(ConfigError):
         read_config("dataset: identity\nstreaming: true\nmax_steps: 100\nmax_samples: 10\n")
     result = read_config("dataset: identity\nstreaming: true\nmax_steps: 100\n")
-    assert result.needs_num_samples
+    assert not result.needs_num_samples and result.sample_source == "streaming"  # max_steps × the batch (the plan)
+    assert result.values["streaming"] is True
     assert any("streaming" in note.en for note in result.notes)
 
 

@@ -60,7 +60,8 @@ class ConfigImport:
     notes: things the user should know about this import.
     sample_lines: the worked arithmetic of N, one stage per line (the dataset stage's own sentences).
     flavour: "llamafactory" or "hf" (plain TrainingArguments YAML).
-    sample_source: where N came from: "argument", "yaml", "comment", "datasets" or "missing".
+    sample_source: where N came from: "argument", "yaml", "comment", "datasets", "streaming" (no length: the plan
+        takes `max_steps` × the total batch) or "missing".
     document: the YAML's own mapping (keys as text), for the dataset stage (`steplab.dataset`).
     funnel: the dataset stage's result when N came from the datasets' row counts.
     """
@@ -158,7 +159,10 @@ def _count(doc: Mapping[str, Any], key_lines: Mapping[str, int], dataset_rows: M
         raise ConfigError("config_io.val_size_with_eval_dataset", line=key_lines.get("val_size"))
     if settings.streaming:
         _streaming_refusals(doc, key_lines, settings.val_size)
-        return None, [msg("config_io.note.streaming")], tokens
+        notes = [msg("config_io.note.streaming")]
+        if not doc.get("dataloader_num_workers"):  # `to_iterable_dataset(num_shards=0)` of a local file: no row
+            notes.append(msg("config_io.note.streaming_workers", release=LLAMAFACTORY_RELEASE, zero=0, one=1))
+        return None, notes, tokens
     if n_given:
         return None, [msg("config_io.note.packed_count_given")] if settings.packs else [], tokens
     if settings.tokenized_path:
@@ -281,6 +285,10 @@ def read_config(text: str | bytes, *, dataset_rows: Mapping[str, int] | None = N
         sample_source, n_value = "datasets", funnel.train_examples
         sample_lines.append(msg("config_io.count.n_estimate" if funnel.estimate else "config_io.count.n",
                                 n=funnel.train_examples))
+    if doc.get("streaming") is True and flavour == "llamafactory":  # no length: max_steps × the batch (the plan)
+        values["streaming"] = True
+        if n_value is None:
+            sample_source, n_value = "streaming", 0
     if n_value is not None:
         values["num_samples"] = n_value
         if sample_source != "datasets" and flavour == "llamafactory" and "dataset" in doc:

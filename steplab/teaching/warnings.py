@@ -118,7 +118,7 @@ def _stops_early(plan: Plan) -> list[Warning]:
 
 
 def _max_steps(plan: Plan) -> list[Warning]:
-    if not plan.setup.uses_max_steps or plan.optimizer_steps == 0:
+    if not plan.setup.uses_max_steps or plan.optimizer_steps == 0 or plan.setup.streaming:  # a stream has no epochs
         return []
     epochs = plan.setup.num_train_epochs
     reached = plan.final_epoch

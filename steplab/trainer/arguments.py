@@ -108,7 +108,7 @@ NO_METRIC = ("`args.metric_for_best_model` must be provided when using 'best' sa
 
 def check_trainer(setup: TrainingSetup, profile: TrainerProfile) -> None:
     """Raise `TrainerRefusal` where `Trainer(...)` refuses its arguments: evaluation asked for with no evaluation set
-    (`has_eval_dataset`), a best checkpoint with no metric to judge it by."""
+    (`has_eval_dataset`), a best checkpoint with no metric to judge it by, a stream (`streaming`) with no `max_steps`."""
     if profile.framework != "transformers":
         return
     if setup.eval_strategy != "no" and not setup.has_eval_dataset:
@@ -121,6 +121,18 @@ def check_trainer(setup: TrainingSetup, profile: TrainerProfile) -> None:
         metric = "loss"  # `TrainingArguments.__post_init__` fills it in
     if profile.save_strategy_best and (setup.save_strategy == "best" or setup.load_best_model_at_end) and metric is None:
         raise TrainerRefusal("ValueError", NO_METRIC, "metric_for_best_model")
+    if setup.streaming and setup.max_steps <= 0:
+        raise TrainerRefusal("ValueError", NO_LENGTH[profile.no_length_words], "max_steps")
+
+
+NO_LENGTH = {
+    "old": "The train_dataset does not implement __len__, max_steps has to be specified. The number of steps needs to "
+           "be known in advance for the learning rate scheduler.",
+    "new": "The train_dataset does not implement __len__, so the number of training steps cannot be inferred; "
+           "max_steps has to be specified. The total number of steps must be known in advance to bound the training "
+           "loop and to configure the learning rate scheduler.",
+}
+"""`Trainer.__init__` given a dataset with no length (a stream) and no positive `max_steps`, in each release's words."""
 
 
 EVAL_NEEDS_DATASET = "Trainer: evaluation requires an eval_dataset."

@@ -93,6 +93,7 @@ FIELDS: dict[str, Field] = {field.name: field for field in (
     Field("load_best_model_at_end", "bool", False),
     Field("metric_for_best_model", "choice", None, choices=("loss", "eval_loss"), optional=True, open=True),
     Field("has_eval_dataset", "bool", True, trainer_argument=False),  # the Trainer is given an evaluation set
+    Field("streaming", "bool", False, trainer_argument=False),  # a dataset with no length (LLaMA-Factory's stream)
     Field("per_device_eval_batch_size", "int", 8, 1, MAX_COUNT),  # counts nothing the Trainer trains; GRPO checks it
     Field("auto_find_batch_size", "bool", False),  # halves the batch on out-of-memory only; GRPO refuses it
     Field("dataloader_drop_last", "bool", False),

@@ -59,6 +59,8 @@ class TrainerProfile:
     # (0.3 of 0.1); ≤ 4.51 fall through to the "round multiple" refusal whenever `save_steps % eval_steps` is not 0
     load_best_names_best: bool = True  # its strategies-must-match refusal says "except when --save_strategy="best""
     # (5.4 on)
+    no_length_words: str = "old"  # `Trainer.__init__`'s refusal of a dataset with no length and no max_steps:
+    # "old" (4.46 – 5.6: "... for the learning rate scheduler.") or "new" (5.24: "... to bound the training loop ...")
 
     @property
     def logs_next_rate(self) -> bool:
@@ -75,6 +77,7 @@ PROFILES: dict[str, TrainerProfile] = {
             final_eval=True, final_save_any_strategy=False, warmup_steps_ratio=True, warmup_ratio="refused",
             empty_loader_error=None, log_block="5",
             scheduler_release="5", logged_rate="used", floats_4g=True, resume_restarts_count=False,
+            no_length_words="new",
         ),
         TrainerProfile(
             id="hf-5.6", framework="transformers", matched="transformers 5.6.0", releases="5.4 – 5.14",
