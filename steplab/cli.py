@@ -175,6 +175,12 @@ def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], d
         count["bypassed_keys"] = [key for key in DATA_KEYS_BYPASSED if key in document] + (["--dataset-rows"]
                                                                                             if rows else [])
     count["world_size_source"] = "given" if "world_size" in values else "assumed"
+    if document:
+        from steplab.io.config_read import packing_crash
+
+        crash = packing_crash(document)
+        if crash is not None:
+            count["packing_crash"] = crash.en  # a warning in the JSON, taken out of the count's keys
     return values, ignored, count
 
 
@@ -211,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.config and count["world_size_source"] == "assumed":
             result["warnings"].append({"code": "world_size_assumed", "message": t(
                 "en", "config_io.world_size_assumed", world_size=setup.world_size)})
+        crash = count.pop("packing_crash", None)
+        if crash is not None:  # a packed run the real LLaMA-Factory stops at its first step
+            result["warnings"].append({"code": "packing_cutoff_not_multiple_of_8", "message": crash})
         bypassed = count.pop("bypassed_keys", [])
         if bypassed:
             result["warnings"].append({"code": "num_samples_bypasses_datasets", "message": t(

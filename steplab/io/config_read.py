@@ -97,9 +97,31 @@ def _header_values(text: str) -> dict[str, Any]:
     return found
 
 
+PACKING_PAD = 8
+"""LLaMA-Factory 0.9.5's SFT collator pads `input_ids` to a multiple of 8 when training (`train/sft/workflow.py:65`,
+`pad_to_multiple_of=8`); the packed `position_ids` stay `cutoff_len` long (`data/processor/supervised.py:199-221`)."""
+
+
+def packing_crash(doc: Mapping[str, Any]) -> Message | None:
+    """The warning for a packed SFT run whose `cutoff_len` is not a multiple of 8: the real run stops at its first
+    step, with the model's size mismatch (seen with the qwen, gemma, llama2 and mistral templates, on one and two
+    processes, default attention on CPU; `tests/test_packing_crash.py` runs it)."""
+    packs = doc.get("packing") is True or doc.get("neat_packing") is True
+    cutoff = doc.get("cutoff_len", 2048)
+    if (not packs or str(doc.get("stage") or "sft") != "sft" or doc.get("do_train") is False
+            or not isinstance(cutoff, int) or isinstance(cutoff, bool) or cutoff < 1 or cutoff % PACKING_PAD == 0):
+        return None
+    padded = -(-cutoff // PACKING_PAD) * PACKING_PAD
+    error = (f"RuntimeError: The size of tensor a ({padded}) must match the size of tensor b ({cutoff}) at "
+             "non-singleton dimension 2")
+    return msg("config_io.note.packing_cutoff", cutoff=cutoff, pad=PACKING_PAD, padded=padded, error=error,
+               release=LLAMAFACTORY_RELEASE, lower=padded - PACKING_PAD if padded > PACKING_PAD else padded,
+               upper=padded)
+
+
 def _notes_for_keys(doc: Mapping[str, Any], text: str) -> list[Message]:
     """Notes on keys that do not change the count but that the user should know about."""
-    notes: list[Message] = []
+    notes: list[Message] = [note] if (note := packing_crash(doc)) is not None else []
     if doc.get("deepspeed"):
         notes.append(msg("config_io.note.deepspeed"))
     if "per_device_eval_batch_size" in doc:
