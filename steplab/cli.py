@@ -28,7 +28,7 @@ from steplab.i18n import t
 from steplab.teaching.warnings import plan_warnings
 from steplab.trainer.events import events
 from steplab.trainer.plan import Plan, make_plan
-from steplab.trainer.profiles import LLAMA_FACTORY_PROFILE, PROFILES
+from steplab.trainer.profiles import LLAMA_FACTORY_PROFILE, PROFILES, span
 from steplab.trainer.record import plan_record
 from steplab.trainer.setup import TrainingSetup, setup_from_mapping
 from steplab.trl.grpo import GrpoPlan
@@ -175,6 +175,11 @@ def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], d
         count["bypassed_keys"] = [key for key in DATA_KEYS_BYPASSED if key in document] + (["--dataset-rows"]
                                                                                             if rows else [])
     count["world_size_source"] = "given" if "world_size" in values else "assumed"
+    resume = document.get("resume_from_checkpoint")
+    if resume not in (None, False, ""):
+        from steplab.io.checkpoint import read_checkpoint
+
+        count["resume"] = read_checkpoint(resume, Path.cwd())
     if document:
         from steplab.io.config_read import packing_crash
 
@@ -182,6 +187,26 @@ def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], d
         if crash is not None:
             count["packing_crash"] = crash.en  # a warning in the JSON, taken out of the count's keys
     return values, ignored, count
+
+
+def _resume(result: dict[str, Any], setup: TrainingSetup, trl: bool, checkpoint: Any) -> None:
+    """A YAML's `resume_from_checkpoint`: the events and updates of the part the resumed run trains, from the
+    checkpoint's step (its `trainer_state.json`, else its folder name), or a warning naming what is not known."""
+    from steplab.trainer.resumed import resumed_part
+
+    part = None if checkpoint.step is None or trl else resumed_part(make_plan(setup), checkpoint.step,
+                                                                    checkpoint.intervals)
+    if part is None:
+        key = "config_io.resume_unknown" if checkpoint.step is None else "config_io.resume_not_planned"
+        restart = span([p for p in PROFILES.values() if p.resume_restarts_count])
+        result["warnings"].append({"code": "resume_not_planned", "message": t(
+            "en", key, value=checkpoint.value, step=checkpoint.step, profile=setup.trainer, first=restart[0],
+            last=restart[1])})
+        return
+    result.update(part, resume_step_source=checkpoint.source)
+    if checkpoint.source == "folder_name":  # the run takes the checkpoint's intervals, which only its state file holds
+        result["warnings"].append({"code": "resume_intervals_assumed", "message": t(
+            "en", "config_io.resume_intervals_assumed", value=checkpoint.value, step=checkpoint.step)})
 
 
 def _trl_values(values: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
@@ -230,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
             result["warnings"].append({"code": "num_samples_estimated", "message": t(
                 "en", "dataset.estimated", low=count["num_samples_range"][0], high=setup.num_samples,
                 steps_low=count["max_steps_range"][0], steps_high=max_steps)})
+        if count.get("resume") is not None:
+            _resume(result, setup, trl, count.pop("resume"))
         rates = result.pop("learning_rates", None)  # kept last: the one big field
         samples = make_plan(setup).setup.num_samples if setup.streaming else setup.num_samples  # the stream's
         result.update({"num_samples": samples, "num_eval_samples": None, **count})

@@ -138,6 +138,8 @@ def _notes_for_keys(doc: Mapping[str, Any], text: str) -> list[Message]:
         notes.append(msg("config_io.note.model_parallel", keys=", ".join(big), limit=1, section="3.5"))
     if doc.get("auto_find_batch_size"):
         notes.append(msg("config_io.note.auto_find_batch_size"))
+    if doc.get("resume_from_checkpoint") not in (None, False, ""):
+        notes.append(msg("config_io.note.resume", value=str(doc["resume_from_checkpoint"])))
     return notes
 
 
