@@ -681,3 +681,14 @@ def test_any_plain_data_reads_as_yaml_safe_load_reads_it(data):
         document, key_lines = config_io.load(text)
         assert document == yaml.safe_load(text)
         assert set(key_lines) == {str(key) for key in document}
+
+
+def test_steplab_fields_at_their_default_are_not_exported_and_others_are_said():
+    from steplab.i18n import t
+
+    plain = write_config({"num_samples": 100})
+    assert "has_eval_dataset" not in plain and "streaming" not in plain and "# num_samples: 100" in plain
+    for lang in ("en", "zh"):
+        said = write_config({"num_samples": 100, "has_eval_dataset": False}, lang=lang)
+        assert f"# has_eval_dataset: False  (StepLab{t(lang, 'export.colon')}" in said
+        assert t(lang, "export.comment.has_eval_dataset") in said
