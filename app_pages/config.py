@@ -30,7 +30,7 @@ DATA_LIMIT_MB = MAX_FILE_BYTES // 2**20  # what the dataset stage reads per file
 COUNTING_NOTES = ("config_io.note.unknown_rows", "config_io.note.builtin_sizes")  # said by the row-count path; the funnel replaces them
 PROCESS_NOTES = ("config_io.note.no_world_size",)  # the "GPUs (processes)" field says it
 MAX_LISTED_DATASETS = 20  # row boxes shown; a YAML naming more is counted from its files
-DATA_TYPES = ["json", "jsonl", "csv", "parquet", "arrow", "txt"]
+DATA_TYPES = ["json", "jsonl", "csv", "parquet", "arrow", "txt", "zip"]  # a zip: its members (a model folder's)
 BOX_CHARS = browser.TEXT_BOX_CHARS
 
 
@@ -130,7 +130,8 @@ def import_config() -> None:
         st.session_state[RESULT] = ("nothing", None)
         return
     rows = st.session_state.get("config_num_samples")
-    files = {f.name: f.getvalue() for f in st.session_state.get("config_data_files") or []}
+    files = funnel_view.data_files([(f.name, f.getvalue()) for f in st.session_state.get("config_data_files") or []],
+                                   MAX_FILE_BYTES)
     st.session_state[FUNNEL] = None
     try:
         typed = _typed_rows(named_datasets(text))  # cached: the rerun that drew the boxes parsed it

@@ -5,8 +5,8 @@ completions the batch holds), and a learner sees both only where the picture, th
 all speak GRPO; the sidebar's setup (N = the training samples as prompts, B, GA, GPUs, epochs) is shared, and
 GRPOConfig's fields (G, S, Gb, μ) are setup fields drawn here, kept in the URL like every other.
 
-The run is planned by `steplab.trl.grpo.plan_grpo` under TRL's `GRPOTrainer` (StepLab plans it without
-evaluation); its refusals are shown in TRL's words with what to change. Playback is the one `Player`; a
+The run is planned by `steplab.trl.grpo.plan_grpo` under TRL's `GRPOTrainer` (evaluation checked as TRL
+checks it, not drawn); its refusals are shown in TRL's words with what to change. Playback is the one `Player`; a
 generation round is a frame of its own; the curve and the console follow the event shown.
 """
 
@@ -57,13 +57,12 @@ def grpo_controls(lang: str, setup) -> None:  # noqa: ANN001 - the shared Traini
 
 
 def planned(lang: str, setup, presenter: bool):  # noqa: ANN001, ANN201 - a TrainingSetup in, a GrpoPlan or None out
-    """The GRPO plan of the shared setup (evaluation is not planned: off here), or a clear message."""
+    """The GRPO plan of the shared setup (its evaluations are checked as TRL checks them, not drawn), or a clear
+    message."""
     if setup is None:
         return None
-    if setup.eval_strategy != "no":
-        if not presenter:
-            st.caption(t(lang, "grpo.no_eval", strategy=setup.eval_strategy))
-        setup = setup.replace(eval_strategy="no")
+    if setup.eval_strategy != "no" and not presenter:
+        st.caption(t(lang, "grpo.no_eval", strategy=setup.eval_strategy))
     try:
         return plan_grpo(setup)
     except TrainerRefusal as refusal:

@@ -28,8 +28,9 @@ from steplab import explain_cli
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.i18n import t
 from steplab.teaching.warnings import plan_warnings
+from steplab.trainer.events import events
 from steplab.trainer.plan import Plan, make_plan
-from steplab.trainer.profiles import LLAMA_FACTORY_PROFILE, PROFILES
+from steplab.trainer.profiles import LLAMA_FACTORY_PROFILE, PROFILES, span
 from steplab.trainer.record import plan_record
 from steplab.trainer.setup import TrainingSetup, setup_from_mapping
 from steplab.trl.grpo import GrpoPlan
@@ -46,6 +47,7 @@ def plan_to_json(plan: Plan, lr_per_step: bool = False, unknown: list[str] | Non
     result: dict[str, Any] = {
         "trainer": plan.profile.id,
         **plan_record(plan),
+        "save_depends_on_metric": events(plan, "save").depends_on_metric,
         "world_size": plan.setup.world_size,
         **plan.draws_per_epoch(),
         "warnings": [{"code": w.code, "message": w.message("en")} for w in plan_warnings(plan)],
@@ -65,6 +67,7 @@ def grpo_to_json(plan: GrpoPlan, lr_per_step: bool = False, unknown: list[str] |
     result: dict[str, Any] = {
         "trainer": plan.trainer.profile.id,
         **grpo_record(plan),
+        "save_depends_on_metric": events(plan.trainer, "save").depends_on_metric,
         "world_size": plan.setup.world_size,
         "draws_per_epoch": rounds, "repeated_draws_per_epoch": 0, "never_drawn_per_epoch": plan.prompts_dropped_per_epoch,
         "warnings": [],
@@ -170,12 +173,25 @@ def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], d
     names_data = bool(document.get("dataset"))
     count: dict[str, Any] = {"num_samples_source": "given"}
     given = any(key == "num_samples" for key, _ in settings) or "num_samples" in document
-    if names_data and not given:
+    if names_data and not given and values.get("streaming"):  # no length: the plan counts max_steps × the batch
+        count = {"num_samples_source": "streaming"}
+    elif names_data and not given:
         count = _count_from_datasets(document, rows, values)
     elif given and (names_data or rows):
         count["bypassed_keys"] = [key for key in DATA_KEYS_BYPASSED if key in document] + (["--dataset-rows"]
                                                                                             if rows else [])
     count["world_size_source"] = "given" if "world_size" in values else "assumed"
+    resume = document.get("resume_from_checkpoint")
+    if resume not in (None, False, ""):
+        from steplab.io.checkpoint import read_checkpoint
+
+        count["resume"] = read_checkpoint(resume, Path.cwd())
+    if document:
+        from steplab.io.config_read import packing_crash
+
+        crash = packing_crash(document)
+        if crash is not None:
+            count["packing_crash"] = crash.en  # a warning in the JSON, taken out of the count's keys
     return values, ignored, count, imported
 
 
@@ -217,6 +233,26 @@ def _deepspeed_json(value: Any) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
+def _resume(result: dict[str, Any], setup: TrainingSetup, trl: bool, checkpoint: Any) -> None:
+    """A YAML's `resume_from_checkpoint`: the events and updates of the part the resumed run trains, from the
+    checkpoint's step (its `trainer_state.json`, else its folder name), or a warning naming what is not known."""
+    from steplab.trainer.resumed import resumed_part
+
+    part = None if checkpoint.step is None or trl else resumed_part(make_plan(setup), checkpoint.step,
+                                                                    checkpoint.intervals)
+    if part is None:
+        key = "config_io.resume_unknown" if checkpoint.step is None else "config_io.resume_not_planned"
+        restart = span([p for p in PROFILES.values() if p.resume_restarts_count])
+        result["warnings"].append({"code": "resume_not_planned", "message": t(
+            "en", key, value=checkpoint.value, step=checkpoint.step, profile=setup.trainer, first=restart[0],
+            last=restart[1])})
+        return
+    result.update(part, resume_step_source=checkpoint.source)
+    if checkpoint.source == "folder_name":  # the run takes the checkpoint's intervals, which only its state file holds
+        result["warnings"].append({"code": "resume_intervals_assumed", "message": t(
+            "en", "config_io.resume_intervals_assumed", value=checkpoint.value, step=checkpoint.step)})
+
+
 def _trl_values(values: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
     """Whether TRL plans the run (any of its fields given: `trainer_class=GRPOTrainer`, `num_generations`, …), and
     the values with its config's defaults for the setup fields left out."""
@@ -255,6 +291,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.config and count["world_size_source"] == "assumed":
             result["warnings"].append({"code": "world_size_assumed", "message": t(
                 "en", "config_io.world_size_assumed", world_size=setup.world_size)})
+        crash = count.pop("packing_crash", None)
+        if crash is not None:  # a packed run the real LLaMA-Factory stops at its first step
+            result["warnings"].append({"code": "packing_cutoff_not_multiple_of_8", "message": crash})
         bypassed = count.pop("bypassed_keys", [])
         if bypassed:
             result["warnings"].append({"code": "num_samples_bypasses_datasets", "message": t(
@@ -265,8 +304,11 @@ def main(argv: list[str] | None = None) -> int:
             result["warnings"].append({"code": "num_samples_estimated", "message": t(
                 "en", "dataset.estimated", low=count["num_samples_range"][0], high=setup.num_samples,
                 steps_low=count["max_steps_range"][0], steps_high=max_steps)})
+        if count.get("resume") is not None:
+            _resume(result, setup, trl, count.pop("resume"))
         rates = result.pop("learning_rates", None)  # kept last: the one big field
-        result.update({"num_samples": setup.num_samples, "num_eval_samples": None, **count})
+        samples = make_plan(setup).setup.num_samples if setup.streaming else setup.num_samples  # the stream's
+        result.update({"num_samples": samples, "num_eval_samples": None, **count})
         if rates is not None:
             result["learning_rates"] = rates
     except TrainerRefusal as refusal:

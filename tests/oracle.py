@@ -46,6 +46,16 @@ class TinyRegressor(nn.Module):
         return {"loss": loss, "logits": prediction}
 
 
+class RowStream(torch.utils.data.IterableDataset):
+    """The rows of a `RowDataset` as a stream: no length, as LLaMA-Factory's `streaming: true` gives the Trainer."""
+
+    def __init__(self, rows: int) -> None:
+        self.rows = RowDataset(rows)
+
+    def __iter__(self):
+        return (self.rows[i] for i in range(len(self.rows)))
+
+
 class RowDataset(torch.utils.data.Dataset):
     def __init__(self, rows: int, seed: int = 0) -> None:
         generator = torch.Generator().manual_seed(seed)
@@ -63,7 +73,7 @@ TRAINER_FIELDS = (
     "per_device_train_batch_size", "gradient_accumulation_steps", "num_train_epochs", "max_steps", "learning_rate",
     "lr_scheduler_type", "lr_scheduler_kwargs", "warmup_steps", "warmup_ratio", "eval_strategy", "eval_steps",
     "save_strategy", "save_steps", "logging_strategy", "logging_steps", "dataloader_drop_last", "logging_first_step",
-    "eval_on_start",
+    "eval_on_start", "eval_delay", "load_best_model_at_end", "metric_for_best_model",
 )
 """The config keys passed to `TrainingArguments` (None, and a `warmup_ratio` of 0.0, mean "not given": 5.x has no
 `warmup_ratio` and refuses it by name). Besides them a config has `num_samples` (training rows), optionally
@@ -133,11 +143,14 @@ def _rle(sizes: list[int]) -> list[list[int]]:
     return runs
 
 
-def run_trainer(config: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def run_trainer(config: dict[str, Any], extra: dict[str, Any] | None = None, eval_dataset: bool = True,
+                stream: bool = False) -> dict[str, Any]:
     """Train for real and return the fields the golden files record (`RESULT_FIELDS`, or `ERROR_FIELDS`).
 
     `extra`: other `TrainingArguments` fields, set as given over the oracle's own (the census's irrelevant keys; a
-    relative `output_dir` is taken under the run's scratch folder)."""
+    relative `output_dir` is taken under the run's scratch folder); `eval_dataset`: False trains with no evaluation
+    set (what the Trainer refuses when it is asked to evaluate); `stream`: the training rows come as a stream with no
+    length (`RowStream`)."""
     from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
     logging.getLogger("transformers").setLevel(logging.ERROR)
@@ -173,8 +186,10 @@ def run_trainer(config: dict[str, Any], extra: dict[str, Any] | None = None) -> 
                 own[key] = os.path.join(out, value) if key == "output_dir" else value
             args = TrainingArguments(**own, **trainer_arguments(config))
             trainer = NoDiskTrainer(
-                model=model, args=args, train_dataset=RowDataset(config["num_samples"]),
-                eval_dataset=RowDataset(config.get("num_eval_samples", 4), seed=1), callbacks=[Recorder()],
+                model=model, args=args,
+                train_dataset=(RowStream if stream else RowDataset)(config["num_samples"]),
+                eval_dataset=RowDataset(config.get("num_eval_samples", 4), seed=1) if eval_dataset else None,
+                callbacks=[Recorder()],
             )
             trainer.remove_callback(PrinterCallback)
             trainer.train()
@@ -193,7 +208,7 @@ def run_trainer(config: dict[str, Any], extra: dict[str, Any] | None = None) -> 
         "save_at_steps": record["save"],
         "log_at_steps": record["log"],
         "lr_per_step": record["lrs"],
-        **{field: loop[local] for field, local in LOOP_FIELDS.items()},
+        **{field: loop.get(local) for field, local in LOOP_FIELDS.items()},
     }
     return {field: result[field] for field in RESULT_FIELDS}
 

@@ -234,7 +234,8 @@ def test_streaming_rules():
     with pytest.raises(ConfigError):
         read_config("dataset: identity\nstreaming: true\nmax_steps: 100\nmax_samples: 10\n")
     result = read_config("dataset: identity\nstreaming: true\nmax_steps: 100\n")
-    assert result.needs_num_samples
+    assert not result.needs_num_samples and result.sample_source == "streaming"  # max_steps × the batch (the plan)
+    assert result.values["streaming"] is True
     assert any("streaming" in note.en for note in result.notes)
 
 
@@ -274,7 +275,7 @@ def test_plain_hf_yaml_with_old_eval_name():
     assert result.flavour == "hf"
     assert result.values["eval_strategy"] == "steps"
     assert "evaluation_strategy" in result.used
-    assert "per_device_eval_batch_size" in result.ignored
+    assert "per_device_eval_batch_size" in result.used  # a field: GRPO checks it; it counts nothing here
     notes = " ".join(note.en for note in result.notes)
     assert "per_device_eval_batch_size does not affect training steps" in notes
     assert "evaluation_strategy" in notes
@@ -680,3 +681,14 @@ def test_any_plain_data_reads_as_yaml_safe_load_reads_it(data):
         document, key_lines = config_io.load(text)
         assert document == yaml.safe_load(text)
         assert set(key_lines) == {str(key) for key in document}
+
+
+def test_steplab_fields_at_their_default_are_not_exported_and_others_are_said():
+    from steplab.i18n import t
+
+    plain = write_config({"num_samples": 100})
+    assert "has_eval_dataset" not in plain and "streaming" not in plain and "# num_samples: 100" in plain
+    for lang in ("en", "zh"):
+        said = write_config({"num_samples": 100, "has_eval_dataset": False}, lang=lang)
+        assert f"# has_eval_dataset: False  (StepLab{t(lang, 'export.colon')}" in said
+        assert t(lang, "export.comment.has_eval_dataset") in said

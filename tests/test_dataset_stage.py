@@ -230,7 +230,15 @@ def test_uploads_say_which_file_is_missing_and_typed_rows_fill_in():
     estimated = funnel_from_uploads(config("d_packing"), {k: v for k, v in uploads("d_packing").items()
                                                           if k != "tokenizer.json"})
     assert estimated.estimate is not None and estimated.train_examples == estimated.estimate.train[1]
-    assert any(m.key == "dataset.no_tokenizer" for m in estimated.assumptions)
+    assert any(m.key == "dataset.no_tokenizer_file" and "`tokenizer.json`" in m.en for m in estimated.assumptions)
+    # tokenizer.json alone (no tokenizer_config.json, which says bos_token): a range that names the missing file
+    alone = funnel_from_uploads(config("d_packing"), {k: v for k, v in uploads("d_packing").items()
+                                                      if k != "tokenizer_config.json"})
+    assert alone.estimate is not None and alone.estimate.train[0] < alone.estimate.train[1]
+    assert any(m.key == "dataset.no_tokenizer_file" and "`tokenizer_config.json` is not" in m.en
+               for m in alone.assumptions)
+    full = funnel_from_uploads(config("d_packing"), uploads("d_packing"))
+    assert full.estimate is None and alone.estimate.train[0] <= full.train_examples <= alone.estimate.train[1]
 
 
 def test_pt_without_packing_keeps_one_example_per_row():
@@ -287,3 +295,21 @@ def test_a_template_llamafactory_lacks_is_refused_as_its_run_stops():
         with pytest.raises(DatasetError) as caught:
             funnel_from_files(values, RUNS)
         assert caught.value.code == "dataset.template_missing" and "moss_vl" in caught.value.message("zh")
+
+
+def test_a_model_folder_zip_counts_as_its_files():
+    """/config takes a zip of the model folder: its tokenizer.json and tokenizer_config.json count as if uploaded."""
+    import io
+    import zipfile
+
+    from steplab.dataset.load import funnel_from_uploads
+    from steplab_ui.views.funnel import data_files
+
+    files = uploads("d_packing")
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w") as archive:
+        for name in ("tokenizer.json", "tokenizer_config.json"):
+            archive.writestr(f"tiny-qwen2/{name}", files.pop(name))
+    given = data_files([*files.items(), ("tiny-qwen2.zip", packed.getvalue())], 10**8)
+    assert funnel_from_uploads(config("d_packing"), given).train_examples == \
+        funnel_from_uploads(config("d_packing"), uploads("d_packing")).train_examples

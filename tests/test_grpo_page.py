@@ -18,8 +18,8 @@ COURSE = presets()["course_default"].setup()
 
 
 def expected(**values):
-    """The engine's plan of the course setup with `values` (the page plans without evaluation)."""
-    return plan_grpo(COURSE.replace(eval_strategy="no", **values))
+    """The engine's plan of the course setup with `values` (the page plans its evaluation as TRL checks it)."""
+    return plan_grpo(COURSE.replace(**values))
 
 
 def card(at, lang: str, name: str) -> str:
@@ -78,7 +78,9 @@ def test_a_grpo_control_writes_the_link():
 
 
 @pytest.mark.parametrize(("lang", "values", "fix"), [
-    ("zh", {"num_generations": "3"}, "trl.fix.divisible"),  # Gb = 4 × 1 × 8 = 32: not divisible by 3
+    ("zh", {"num_generations": "3", "eval_strategy": "no"}, "trl.fix.divisible"),  # Gb = 4 × 1 × 8 = 32: not by 3
+    ("zh", {"num_generations": "3", "eval_strategy": "steps"}, "trl.fix.eval_batch"),  # TRL checks the eval batch
+    # (8 × 1) first
     ("en", {"num_generations": "1"}, "trl.fix.at_least_two"),
     ("en", {"steps_per_generation": "2", "generation_batch_size": "16"}, "trl.fix.both_set"),
 ])
@@ -86,7 +88,7 @@ def test_trls_refusal_is_said_not_raised(lang, values, fix):
     at = run(PAGE, lang=lang, **values)
     assert [e.value for e in at.error] == [t(lang, "grpo.refused")]
     with pytest.raises(Exception) as refusal:  # the engine's refusal, word for word on the page
-        expected(**{name: int(value) for name, value in values.items()})
+        expected(**{name: value if name.endswith("_strategy") else int(value) for name, value in values.items()})
     assert consoles(at) == [f"{refusal.value.error_type}: {refusal.value.message}"]
     assert any(m.value == refusal.value.fix.get(lang) for m in at.markdown)
     assert refusal.value.fix.key == fix

@@ -22,6 +22,9 @@ SCHEDULES = ("linear", "cosine", "constant", "constant_with_warmup", "cosine_wit
 TRAINER_KEYS = ("per_device_train_batch_size", "gradient_accumulation_steps", "num_train_epochs", "max_steps",
                 "learning_rate", "lr_scheduler_type", "warmup_steps", "dataloader_drop_last")
 GRPO_KEYS = ("num_generations", "steps_per_generation", "generation_batch_size", "num_iterations")
+OTHER_KEYS = ("eval_strategy", "eval_steps", "per_device_eval_batch_size", "num_generations_eval",
+              "auto_find_batch_size", "padding_free", "packing", "packing_strategy", "max_length")
+"""Fields a case may set besides (`tests/test_trl_misses.py`): evaluation, GRPO's and SFT's refusals."""
 
 
 def _trainer_args(draw, trainer_class: str) -> dict[str, Any]:
@@ -95,7 +98,7 @@ def steplab_values(case: dict[str, Any], processes: int = 1) -> dict[str, Any]:
     """What StepLab is given for a case: the setup and TRL fields, under the installed release's profile."""
     args = case["args"]
     trainer_class = {"grpo": "GRPOTrainer", "dpo": "DPOTrainer", "sft": "SFTTrainer"}[case["trainer"]]
-    values = {key: args[key] for key in (*TRAINER_KEYS, *GRPO_KEYS) if key in args}
+    values = {key: args[key] for key in (*TRAINER_KEYS, *GRPO_KEYS, *OTHER_KEYS) if key in args}
     values.update(trainer_class=trainer_class, num_samples=case.get("num_samples", len(case.get("lengths", ()))),
                   world_size=processes, save_strategy="no")
     if case.get("config_defaults"):

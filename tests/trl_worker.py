@@ -4,7 +4,8 @@ Reads requests `{"cases": [case, ...]}` one JSON line each on stdin and answers 
 of results; or, given a file name as its argument (under torchrun, whose ranks have no stdin), reads one request
 from that file and rank 0 prints the answer as one line on stdout.
 
-A case: `{"trainer": "grpo" | "dpo" | "sft", "num_samples": N, "args": {<the config's fields>}}` (an SFT case
+A case: `{"trainer": "grpo" | "dpo" | "sft", "num_samples": N, "args": {<the config's fields>}}` (a GRPO case may
+give `"eval_samples"`, the prompts of an evaluation set; an SFT case
 gives `"lengths"`, the token length of each example, instead of `num_samples`: a tokenized dataset of
 those lengths, which `SFTTrainer` packs as it is). The model is a one-layer Qwen2 of
 width 8 and the tokenizer a word-level one of 40 words, both built here (no hub); GRPO generates 1 token per
@@ -107,6 +108,9 @@ class Recorder(TrainerCallback):
         if logs and "loss" in logs:
             self.record["log"].append(state.global_step)
 
+    def on_evaluate(self, args, state, control, **kwargs):
+        self.record["eval"].append(state.global_step)
+
 
 class LogLines(logging.Handler):
     """The Trainer's "***** Running training *****" block, as it logs it."""
@@ -151,8 +155,11 @@ def build(case: dict, out: str):
     if kind == "grpo":
         config = trl.GRPOConfig(**{"max_completion_length": 1, "use_vllm": False, "beta": 0.0, **args})
         data = datasets.Dataset.from_dict({"prompt": [text(i) for i in range(case["num_samples"])]})
+        evaluation = None
+        if case.get("eval_samples") is not None:  # an evaluation set of that many prompts
+            evaluation = datasets.Dataset.from_dict({"prompt": [text(i + 50) for i in range(case["eval_samples"])]})
         trainer = trl.GRPOTrainer(model=model(), reward_funcs=zero_reward, args=config, train_dataset=data,
-                                  processing_class=TOKENIZER)
+                                  eval_dataset=evaluation, processing_class=TOKENIZER)
     elif kind == "dpo":
         config = trl.DPOConfig(**{"max_length": 8, **args})
         n = case["num_samples"]
@@ -171,7 +178,7 @@ def build(case: dict, out: str):
 
 def run(case: dict) -> dict:
     record: dict = {"sizes": [], "lrs": [], "generations": [], "micro_batches": 0, "log": [], "update_rounds": [],
-                    "seen": set()}
+                    "seen": set(), "eval": []}
     handler = LogLines()
     trainer_logger = logging.getLogger("transformers.trainer")
     trainer_logger.addHandler(handler)
@@ -232,6 +239,7 @@ def run(case: dict) -> dict:
         "lrs": record["lrs"],
         "generations": record["generations"],
         "log_at_steps": record["log"],
+        "eval_at_steps": record["eval"],
         "update_rounds": record["update_rounds"],
         "micro_batches": record["micro_batches"],
         "num_examples": logged(handler.lines, "Num examples"),

@@ -48,16 +48,25 @@ def tokenizer_for(settings: DataSettings, base: Path) -> Tokenizer | None:
     if not settings.model_name_or_path or (template is not None and not settings.needs_tokens):
         return None  # (without `template:` the tokenizer says which template every row is written with)
     folder = base / settings.model_name_or_path
-    if not (folder / "tokenizer.json").is_file():
+    if not all((folder / name).is_file() for name in TOKENIZER_FILES):
         return None
     return Tokenizer.from_folder(folder, template, settings.template_options)
 
 
-def _said_why(funnel: Funnel, settings: DataSettings, path: str) -> Funnel:
-    """An estimated funnel also says why there were no token lengths: no tokenizer there."""
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+"""What token lengths need, together: `tokenizer_config.json` says the special tokens (`bos_token`, which templates
+such as llama3 write) and how `transformers` loads the tokenizer, so `tokenizer.json` alone gives no sure count."""
+
+
+def _said_why(funnel: Funnel, settings: DataSettings, path: str, present: tuple[str, ...] = ()) -> Funnel:
+    """An estimated funnel also says why there were no token lengths: no tokenizer there, or one of its two files
+    missing (`present`: the files that were there)."""
     if funnel.estimate is None:
         return funnel
-    return replace(funnel, assumptions=(*funnel.assumptions, msg("dataset.no_tokenizer", path=path)))
+    missing = [name for name in TOKENIZER_FILES if name not in present]
+    why = (msg("dataset.no_tokenizer_file", path=path, missing=missing[0], given=present[0])
+           if present and missing else msg("dataset.no_tokenizer", path=path))
+    return replace(funnel, assumptions=(*funnel.assumptions, why))
 
 
 PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json")
@@ -106,7 +115,8 @@ def funnel_from_files(values: Mapping[str, Any], base: Path, max_bytes: int = MA
     funnel = dataset_funnel(settings, tables, {attr.name: attr for attr in attrs}, tokenizer,
                             _writing(settings, tokenizer, folder))
     model = settings.model_name_or_path
-    return _said_why(funnel, settings, str(base / model / "tokenizer.json") if model else "model_name_or_path")
+    present = tuple(name for name in TOKENIZER_FILES if model and (base / model / name).is_file())
+    return _said_why(funnel, settings, str(base / model) if model else "model_name_or_path", present)
 
 
 def known_rows(values: Mapping[str, Any]) -> dict[str, int]:
@@ -171,7 +181,7 @@ def funnel_from_uploads(values: Mapping[str, Any], files: Mapping[str, bytes], r
         tables[name] = table_from_bytes(files[file_name], file_name, name, file_name)
     tokenizer = None
     template = _template(settings)
-    if ((settings.needs_tokens or template is None) and "tokenizer.json" in files
+    if ((settings.needs_tokens or template is None) and all(name in files for name in TOKENIZER_FILES)
             and not any(isinstance(table, int) for table in tables.values())):
         config = read_config(files.get("tokenizer_config.json", b"{}"))
         try:
@@ -180,4 +190,5 @@ def funnel_from_uploads(values: Mapping[str, Any], files: Mapping[str, bytes], r
             raise DatasetError("dataset.bad_tokenizer", path="tokenizer.json") from None
         tokenizer = Tokenizer(text, config, template, settings.template_options)
     funnel = dataset_funnel(settings, tables, attrs, tokenizer, _writing(settings, tokenizer))
-    return _said_why(funnel, settings, "tokenizer.json")
+    return _said_why(funnel, settings, "tokenizer.json, tokenizer_config.json",
+                     tuple(name for name in TOKENIZER_FILES if name in files))

@@ -60,7 +60,8 @@ class ConfigImport:
     notes: things the user should know about this import.
     sample_lines: the worked arithmetic of N, one stage per line (the dataset stage's own sentences).
     flavour: "llamafactory" or "hf" (plain TrainingArguments YAML).
-    sample_source: where N came from: "argument", "yaml", "comment", "datasets" or "missing".
+    sample_source: where N came from: "argument", "yaml", "comment", "datasets", "streaming" (no length: the plan
+        takes `max_steps` × the total batch) or "missing".
     document: the YAML's own mapping (keys as text), for the dataset stage (`steplab.dataset`).
     funnel: the dataset stage's result when N came from the datasets' row counts.
     """
@@ -96,9 +97,31 @@ def _header_values(text: str) -> dict[str, Any]:
     return found
 
 
+PACKING_PAD = 8
+"""LLaMA-Factory 0.9.5's SFT collator pads `input_ids` to a multiple of 8 when training (`train/sft/workflow.py:65`,
+`pad_to_multiple_of=8`); the packed `position_ids` stay `cutoff_len` long (`data/processor/supervised.py:199-221`)."""
+
+
+def packing_crash(doc: Mapping[str, Any]) -> Message | None:
+    """The warning for a packed SFT run whose `cutoff_len` is not a multiple of 8: the real run stops at its first
+    step, with the model's size mismatch (seen with the qwen, gemma, llama2 and mistral templates, on one and two
+    processes, default attention on CPU; `tests/test_packing_crash.py` runs it)."""
+    packs = doc.get("packing") is True or doc.get("neat_packing") is True
+    cutoff = doc.get("cutoff_len", 2048)
+    if (not packs or str(doc.get("stage") or "sft") != "sft" or doc.get("do_train") is False
+            or not isinstance(cutoff, int) or isinstance(cutoff, bool) or cutoff < 1 or cutoff % PACKING_PAD == 0):
+        return None
+    padded = -(-cutoff // PACKING_PAD) * PACKING_PAD
+    error = (f"RuntimeError: The size of tensor a ({padded}) must match the size of tensor b ({cutoff}) at "
+             "non-singleton dimension 2")
+    return msg("config_io.note.packing_cutoff", cutoff=cutoff, pad=PACKING_PAD, padded=padded, error=error,
+               release=LLAMAFACTORY_RELEASE, lower=padded - PACKING_PAD if padded > PACKING_PAD else padded,
+               upper=padded)
+
+
 def _notes_for_keys(doc: Mapping[str, Any], text: str) -> list[Message]:
     """Notes on keys that do not change the count but that the user should know about."""
-    notes: list[Message] = []
+    notes: list[Message] = [note] if (note := packing_crash(doc)) is not None else []
     if doc.get("deepspeed"):
         notes.append(msg("config_io.note.deepspeed"))
     if "per_device_eval_batch_size" in doc:
@@ -115,6 +138,8 @@ def _notes_for_keys(doc: Mapping[str, Any], text: str) -> list[Message]:
         notes.append(msg("config_io.note.model_parallel", keys=", ".join(big), limit=1, section="3.5"))
     if doc.get("auto_find_batch_size"):
         notes.append(msg("config_io.note.auto_find_batch_size"))
+    if doc.get("resume_from_checkpoint") not in (None, False, ""):
+        notes.append(msg("config_io.note.resume", value=str(doc["resume_from_checkpoint"])))
     return notes
 
 
@@ -158,7 +183,10 @@ def _count(doc: Mapping[str, Any], key_lines: Mapping[str, int], dataset_rows: M
         raise ConfigError("config_io.val_size_with_eval_dataset", line=key_lines.get("val_size"))
     if settings.streaming:
         _streaming_refusals(doc, key_lines, settings.val_size)
-        return None, [msg("config_io.note.streaming")], tokens
+        notes = [msg("config_io.note.streaming")]
+        if not doc.get("dataloader_num_workers"):  # `to_iterable_dataset(num_shards=0)` of a local file: no row
+            notes.append(msg("config_io.note.streaming_workers", release=LLAMAFACTORY_RELEASE, zero=0, one=1))
+        return None, notes, tokens
     if n_given:
         return None, [msg("config_io.note.packed_count_given")] if settings.packs else [], tokens
     if settings.tokenized_path:
@@ -185,6 +213,27 @@ def _count(doc: Mapping[str, Any], key_lines: Mapping[str, int], dataset_rows: M
         sizes = ", ".join(f"{name} {KNOWN_DATASET_ROWS[name]}" for name in builtin)
         notes.append(msg("config_io.note.builtin_sizes", sizes=sizes, commit=LLAMAFACTORY_COMMIT))
     return funnel, notes, tokens
+
+
+LLAMAFACTORY_NO_EVAL_SET = "Please make sure eval_dataset be provided or val_size >1e-6"
+"""LLaMA-Factory 0.9.5's `get_train_args` (`hparams/parser.py`), before any data is read."""
+
+
+def _evaluation_set(doc: Mapping[str, Any], key_lines: Mapping[str, int]) -> bool:
+    """Whether LLaMA-Factory gives the Trainer an evaluation set (`eval_dataset`, or a `val_size` split above 1e-6);
+    raise its own refusal when the run evaluates (`do_eval`, which any `eval_strategy` but `no` turns on,
+    `do_predict`, `predict_with_generate`) without one."""
+    val_size = doc.get("val_size") or 0
+    has_set = doc.get("eval_dataset") is not None or (
+        isinstance(val_size, int | float) and not isinstance(val_size, bool) and val_size >= 1e-6)
+    strategy = str(doc.get("eval_strategy", doc.get("evaluation_strategy", "no")) or "no").strip().lower()
+    evaluates = strategy != "no" or any(doc.get(key) is True for key in ("do_eval", "do_predict", "predict_with_generate"))
+    if evaluates and not has_set:
+        key = next((k for k in ("eval_strategy", "evaluation_strategy", "do_eval", "do_predict", "predict_with_generate")
+                    if k in doc), "eval_strategy")
+        raise ConfigError("config_io.no_evaluation_set", line=key_lines.get(key), error=LLAMAFACTORY_NO_EVAL_SET, example=0.1,
+                          release=LLAMAFACTORY_RELEASE)
+    return has_set
 
 
 def read_config(text: str | bytes, *, dataset_rows: Mapping[str, int] | None = None,
@@ -250,6 +299,8 @@ def read_config(text: str | bytes, *, dataset_rows: Mapping[str, int] | None = N
     else:
         sample_source, n_value = "missing", None
 
+    if flavour == "llamafactory":
+        values["has_eval_dataset"] = _evaluation_set(doc, key_lines)
     funnel, count_notes, tokens = _count(doc, key_lines, dataset_rows, n_given=n_value is not None)
     if tokens and "preprocessing_num_workers" in doc:
         used.add("preprocessing_num_workers")
@@ -258,6 +309,10 @@ def read_config(text: str | bytes, *, dataset_rows: Mapping[str, int] | None = N
         sample_source, n_value = "datasets", funnel.train_examples
         sample_lines.append(msg("config_io.count.n_estimate" if funnel.estimate else "config_io.count.n",
                                 n=funnel.train_examples))
+    if doc.get("streaming") is True and flavour == "llamafactory":  # no length: max_steps × the batch (the plan)
+        values["streaming"] = True
+        if n_value is None:
+            sample_source, n_value = "streaming", 0
     if n_value is not None:
         values["num_samples"] = n_value
         if sample_source != "datasets" and flavour == "llamafactory" and "dataset" in doc:

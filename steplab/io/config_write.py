@@ -26,6 +26,10 @@ CORE_FIELDS = (
 """Written even when they equal the Trainer's default: the numbers a reader of the YAML looks for first."""
 
 
+ALWAYS_SAID = ("num_samples", "world_size", "trainer")
+"""StepLab's own fields written as a comment line even at their default; the others only when set otherwise."""
+
+
 def _dump(name: str, value: Any) -> str:
     return yaml.safe_dump({name: value}, default_flow_style=False, sort_keys=False, allow_unicode=True)
 
@@ -74,7 +78,7 @@ def write_config(setup_values: Mapping[str, Any], *, flavour: str = "llamafactor
     lines = [f"# {t(lang, f'export.{flavour}.title')}", f"# {t(lang, f'export.{flavour}.hint')}"]
     for name in STEPLAB_ONLY:
         value = values[name]
-        if value is None:
+        if value is None or (name not in ALWAYS_SAID and value == defaults[name]):
             continue
         shown = repr(value) if isinstance(value, float) else str(value)
         note = t(lang, f"export.comment.{name}", release=PROFILES[value].matched if name == "trainer" else "")

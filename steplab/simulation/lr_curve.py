@@ -177,13 +177,15 @@ def event_steps(plan: Plan, kind: str, cap: int = CAP) -> np.ndarray:
         return np.unique(np.asarray(found.steps(), dtype=np.int64))
     parts = [np.asarray(found.final, dtype=np.int64)]
     if found.every:
-        periodic = found.upto // found.every
-        stride = found.every * max(1, -(-periodic // cap))
-        parts.append(np.arange(stride, found.upto + 1, stride, dtype=np.int64))
+        periodic = found.periodic()
+        stride = found.every * max(1, -(-len(periodic) // cap))
+        first = stride * max(1, -(-periodic.start // stride))  # the first multiple of the stride the rhythm holds
+        parts.append(np.arange(first, found.upto + 1, stride, dtype=np.int64))
     if found.by_epoch is not None:
         count = plan.epochs_run
         every = max(1, -(-count // cap))
-        parts.append(steps_after_epochs(plan, np.arange(every, count + 1, every)))
+        numbers = np.arange(found.skip_epochs + every, count + 1, every)
+        parts.append(steps_after_epochs(plan, numbers))
     steps = np.unique(np.concatenate(parts))
     return steps[steps > 0]
 

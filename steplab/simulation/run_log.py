@@ -134,12 +134,10 @@ def event_steps_between(plan: Plan, kind: str, low: int, high: int) -> np.ndarra
     """The steps s with low < s <= high at which `kind` happens (repeats kept), without listing the whole run."""
     ev: Events = events(plan, kind)
     parts: list[np.ndarray] = [np.array([s for s in (*ev.first, *ev.final) if low < s <= high], dtype=np.int64)]
-    if ev.every:
-        top = min(high, ev.upto)
-        first = max((low // ev.every + 1) * ev.every, ev.every)
-        parts.append(np.arange(first, top + 1, ev.every, dtype=np.int64))
+    periodic = ev.periodic(low, high)
+    parts.append(np.arange(periodic.start, periodic.stop, periodic.step, dtype=np.int64))
     if ev.by_epoch is not None:
-        ends = np.asarray(geometry.epoch_end_steps(plan), dtype=np.int64)
+        ends = ev.epoch_end_steps()
         parts.append(ends[(ends > low) & (ends <= high)])
     return np.sort(np.concatenate(parts))
 
@@ -148,11 +146,9 @@ def event_count_upto(plan: Plan, kind: str, high: int) -> int:
     """How many times `kind` happens at steps up to `high` (step 0 included), counted without listing them."""
     ev: Events = events(plan, kind)
     count = sum(1 for s in (*ev.first, *ev.final) if 0 <= s <= high)
-    if ev.every:
-        count += max(0, min(high, ev.upto) // ev.every)
+    count += len(ev.periodic(0, high))
     if ev.by_epoch is not None:
-        ends = np.asarray(geometry.epoch_end_steps(plan), dtype=np.int64)
-        count += int(np.count_nonzero(ends <= high))
+        count += int(np.count_nonzero(ev.epoch_end_steps() <= high))
     return count
 
 

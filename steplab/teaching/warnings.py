@@ -17,7 +17,9 @@ from steplab.trainer.profiles import (
     LLAMA_FACTORY_TRANSFORMERS,
     LLAMA_FACTORY_VERSION,
     PROFILES,
+    WARMUP_RATIO_ALIAS,
     release_range,
+    span,
 )
 
 
@@ -36,7 +38,7 @@ LAST_CHUNK_BUG = (_releases("hf-4.46")[1], _releases("hf-4.51")[1])  # last grou
 ROUNDING_BUG = _releases("hf-4.51")  # updates per epoch rounded down (4.47–4.51)
 FIXED_IN = _releases("hf-4.57")[0]  # the release that fixed both (4.52)
 OLD_SERIES, NEW_SERIES = _series("hf-4.57"), _series("hf-5")  # "4.x", "5.x"
-WARMUP_RATIO_ALIAS = _releases("hf-5.6")  # the 5.x releases that still take warmup_ratio (5.0 – 5.14)
+FINAL_EVAL_FROM = span([p for p in PROFILES.values() if p.final_eval])[0] + "+"  # evaluates at the last step: "5.4+"
 WARMUP_RATIO_GONE = _releases("hf-5")[0]  # the first release that refuses it (5.15)
 LAST_CHUNK_ISSUE = 37777  # transformers issue: micro-batches never drawn
 ROUNDING_ISSUE = 36297  # transformers issue: training stops before the last epoch ends
@@ -116,7 +118,7 @@ def _stops_early(plan: Plan) -> list[Warning]:
 
 
 def _max_steps(plan: Plan) -> list[Warning]:
-    if not plan.setup.uses_max_steps or plan.optimizer_steps == 0:
+    if not plan.setup.uses_max_steps or plan.optimizer_steps == 0 or plan.setup.streaming:  # a stream has no epochs
         return []
     epochs = plan.setup.num_train_epochs
     reached = plan.final_epoch
@@ -193,7 +195,12 @@ def _intervals(plan: Plan) -> list[Warning]:
     if (plan.setup.eval_strategy == "steps" and not plan.profile.final_eval and plan.optimizer_steps == plan.max_steps
             and (every := interval(plan, "eval")) and plan.max_steps % every and every <= plan.max_steps):
         found.append(_warning("last_step_not_evaluated",
-                              {"max_steps": plan.max_steps, "every": every, "series": NEW_SERIES}))
+                              {"max_steps": plan.max_steps, "every": every, "series": FINAL_EVAL_FROM}))
+    saves = events(plan, "save")
+    if saves.depends_on_metric:
+        metric = plan.setup.metric_for_best_model or "loss"
+        found.append(_warning("save_best_depends_on_metric", {
+            "metric": metric, "count": saves.count(), "steps": saves.preview(8) or "—"}))
     return found
 
 

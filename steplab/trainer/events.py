@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
 
 from steplab.i18n import Message, fmt_float, fmt_int, msg
+from steplab.trainer import geometry
 from steplab.trainer.arguments import effective_interval_setting, interval_steps
 from steplab.trainer.plan import Plan
 
@@ -24,21 +28,49 @@ class Events:
     by_epoch: Plan | None = field(default=None, compare=False, repr=False)  # by "epoch": at every epoch end
     first: tuple[int, ...] = ()  # events before the rhythm starts: eval_on_start (step 0), logging_first_step (1)
     after_a_step: bool = False  # logs: only after an update, once per step (`global_step > _globalstep_last_logged`)
+    start: int = 0  # by "steps": the first multiple of `every` that counts (`eval_delay`); 0: `every` itself
+    skip_epochs: int = 0  # by "epoch": the first epoch ends that do not count (`eval_delay` above `state.epoch`)
+    depends_on_metric: bool = False  # `save_strategy="best"`: each step may save, if its evaluation is a new best
+
+    @property
+    def first_periodic(self) -> int:
+        """The first step of the rhythm by steps (`every`, or the first multiple of it `eval_delay` lets through)."""
+        return max(self.start, self.every or 0)
+
+    def periodic(self, low: int = 0, high: int | None = None) -> range:
+        """The rhythm's steps s with low < s <= high (all of them without bounds)."""
+        if not self.every:
+            return range(0)
+        top = self.upto if high is None else min(high, self.upto)
+        first = max((low // self.every + 1) * self.every, self.first_periodic)
+        return range(first, top + 1, self.every)
+
+    def epoch_end_steps(self) -> np.ndarray:
+        """The steps of the epoch ends that count (none when the rhythm is not by epoch)."""
+        if self.by_epoch is None:
+            return np.zeros(0, dtype=np.int64)
+        return np.asarray(self._epoch_ends(), dtype=np.int64)
 
     def _epoch_ends(self, limit: int | None = None) -> list[int]:
-        ends = self.by_epoch.epoch_end_steps(None if self.after_a_step else limit) if self.by_epoch else []
+        if not self.by_epoch:
+            return []
+        wanted = None if self.after_a_step or limit is None else limit + self.skip_epochs
+        ends = self.by_epoch.epoch_end_steps(wanted)[self.skip_epochs:]
         if self.after_a_step:  # an epoch that ends with no new update (none at all, or none since the last log)
             ends = sorted({end for end in ends if end > 0})
         return ends if limit is None else ends[:limit]
 
     def count(self) -> int:
-        periodic = self.upto // self.every if self.every else 0
-        ends = len(self._epoch_ends()) if self.after_a_step else (self.by_epoch.epochs_run if self.by_epoch else 0)
+        periodic = len(self.periodic())
+        if self.after_a_step:
+            ends = len(self._epoch_ends())
+        else:
+            ends = max(0, self.by_epoch.epochs_run - self.skip_epochs) if self.by_epoch else 0
         return periodic + ends + len(self.final) + len(self.first)
 
     def steps(self, limit: int | None = None) -> list[int]:
         """All event steps in order (at most `limit` of them)."""
-        periodic = range(self.every, self.upto + 1, self.every) if self.every else range(0)
+        periodic = self.periodic()
         if limit is not None:
             periodic = periodic[:limit]
         ends = self._epoch_ends(limit)
@@ -67,6 +99,8 @@ def events(plan: Plan, kind: str) -> Events:
     if plan.profile.framework != "transformers":
         return Events(None, 0, ())
     strategy = _strategy(plan, kind)
+    if kind == "save" and strategy == "best":  # `_maybe_log_save_evaluate`: should_save = is_new_best_metric
+        return replace(events(plan, "eval"), first=(), depends_on_metric=True)  # eval_on_start's evaluation saves none
     steps_done = plan.optimizer_steps
     every = interval(plan, kind) if strategy == "steps" else None
     if every is not None and every <= 0:
@@ -77,11 +111,37 @@ def events(plan: Plan, kind: str) -> Events:
         forced = strategy != "no" if plan.profile.final_save_any_strategy else strategy == "steps"
         if forced and not (every and plan.max_steps % every == 0 and strategy == "steps"):
             final.append(plan.max_steps)
-    if reached_end and kind == "eval" and plan.profile.final_eval and strategy == "steps":
+    delay = plan.setup.eval_delay if kind == "eval" else 0
+    if reached_end and kind == "eval" and plan.profile.final_eval and strategy == "steps" and delay <= plan.max_steps:
         if not every or plan.max_steps % every:
             final.append(plan.max_steps)
+    start = _first_multiple(every, delay) if every and delay > every else 0
+    skip = _epochs_before(plan, delay) if strategy == "epoch" and delay > 0 else 0
     return Events(every, steps_done if every else 0, tuple(final), plan if strategy == "epoch" else None,
-                  _first(plan, kind, every), after_a_step=kind == "log")
+                  _first(plan, kind, every), after_a_step=kind == "log", start=start, skip_epochs=skip)
+
+
+def _first_multiple(every: int, delay: float) -> int:
+    """The first multiple of `every` that is at least `delay` (`eval_delay <= state.global_step`)."""
+    multiple = max(1, math.ceil(delay / every))
+    while multiple > 1 and (multiple - 1) * every >= delay:  # a ratio rounded up past a whole multiple
+        multiple -= 1
+    while multiple * every < delay:
+        multiple += 1
+    return multiple * every
+
+
+def _epochs_before(plan: Plan, delay: float) -> int:
+    """How many epoch ends come before `eval_delay`: `DefaultFlowCallback.on_epoch_end` evaluates only when
+    `args.eval_delay <= state.epoch`, the epoch value of the last update (epoch index + its micro-batch / L).
+
+    `state.epoch` never falls, so they are the first ones; an epoch end sits at least one epoch past the update
+    before it unless updates are rarer than epochs (fewer micro-batches than GA: at most GA epochs apart)."""
+    window = min(plan.epochs_run, math.ceil(delay) + plan.setup.gradient_accumulation_steps + 2)
+    ends = geometry.steps_after_epochs(plan, np.arange(1, window + 1, dtype=np.int64))
+    epochs, _ = geometry.epochs_and_samples(plan, ends)
+    epochs = np.where(ends > 0, epochs, 0.0)
+    return int(np.count_nonzero(epochs < delay))
 
 
 def _first(plan: Plan, kind: str, every: int | None) -> tuple[int, ...]:

@@ -21,6 +21,7 @@ from steplab.trainer.schedules import SCHEDULER_NAMES
 Kind = Literal["int", "float", "interval", "choice", "bool", "kwargs", "limit"]
 
 STRATEGIES = ("no", "steps", "epoch")
+SAVE_STRATEGIES = (*STRATEGIES, "best")  # "best": a checkpoint at an evaluation that improves the metric (4.47+)
 MAX_SAMPLES = 10**12
 MAX_STEPS_LIMIT = 10**9
 MAX_COUNT = 10**6  # batch size, accumulation steps, devices, epochs
@@ -82,12 +83,19 @@ FIELDS: dict[str, Field] = {field.name: field for field in (
     Field("warmup_ratio", "float", None, 0, MAX_COUNT, optional=True),
     Field("eval_strategy", "choice", "no", choices=STRATEGIES),
     Field("eval_steps", "interval", None, 0, MAX_STEPS_LIMIT, optional=True),
-    Field("save_strategy", "choice", "steps", choices=STRATEGIES),
+    Field("save_strategy", "choice", "steps", choices=SAVE_STRATEGIES),
     Field("save_steps", "interval", 500, 0, MAX_STEPS_LIMIT),
     Field("logging_strategy", "choice", "steps", choices=STRATEGIES),
     Field("logging_steps", "interval", 500, 0, MAX_STEPS_LIMIT),
     Field("logging_first_step", "bool", False),
     Field("eval_on_start", "bool", False),
+    Field("eval_delay", "float", 0.0, -MAX_STEPS_LIMIT, MAX_STEPS_LIMIT),  # steps, or epochs by "epoch"
+    Field("load_best_model_at_end", "bool", False),
+    Field("metric_for_best_model", "choice", None, choices=("loss", "eval_loss"), optional=True, open=True),
+    Field("has_eval_dataset", "bool", True, trainer_argument=False),  # the Trainer is given an evaluation set
+    Field("streaming", "bool", False, trainer_argument=False),  # a dataset with no length (LLaMA-Factory's stream)
+    Field("per_device_eval_batch_size", "int", 8, 1, MAX_COUNT),  # counts nothing the Trainer trains; GRPO checks it
+    Field("auto_find_batch_size", "bool", False),  # halves the batch on out-of-memory only; GRPO refuses it
     Field("dataloader_drop_last", "bool", False),
     Field("limit_train_batches", "limit", None, 0, MAX_SAMPLES, optional=True, trainer_argument=False),
     Field("trainer", "choice", LLAMA_FACTORY_PROFILE, choices=tuple(PROFILES), trainer_argument=False),
@@ -99,6 +107,8 @@ FIELDS: dict[str, Field] = {field.name: field for field in (
     Field("steps_per_generation", "int", None, 1, MAX_COUNT, optional=True, trainer_classes=("GRPOTrainer",)),
     Field("generation_batch_size", "int", None, 1, MAX_SAMPLES, optional=True, trainer_classes=("GRPOTrainer",)),
     Field("num_iterations", "int", 1, 1, MAX_COUNT, trainer_classes=("GRPOTrainer",)),
+    Field("num_generations_eval", "int", None, 1, MAX_COUNT, optional=True, trainer_classes=("GRPOTrainer",)),
+    Field("padding_free", "bool", False, trainer_classes=("SFTTrainer",)),
     Field("packing", "bool", False, trainer_classes=("SFTTrainer",)),
     Field("packing_strategy", "choice", "bfd", choices=PACKING_STRATEGIES, trainer_classes=("SFTTrainer",)),
     Field("max_length", "int", 1024, 1, 10**9, trainer_classes=("SFTTrainer",)),

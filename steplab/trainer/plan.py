@@ -11,7 +11,7 @@ import numpy as np
 
 from steplab.errors import SetupError, TrainerRefusal
 from steplab.trainer import geometry, run
-from steplab.trainer.arguments import check_arguments, warmup_steps
+from steplab.trainer.arguments import EVAL_NEEDS_DATASET, check_arguments, check_trainer, warmup_steps
 from steplab.trainer.dataloader import EpochData, ceil_div, hf_epoch, lightning_epoch
 from steplab.trainer.profiles import TrainerProfile, get_profile
 from steplab.trainer.schedules import METRIC_DRIVEN, check_scheduler, known_schedulers, learning_rates
@@ -102,6 +102,10 @@ class Plan:
         )
 
 
+NO_LENGTH = "args.max_steps must be set to a positive value if dataloader does not have a length, was {max_steps}"
+"""`Trainer._inner_training_loop` (every release) for a dataloader with no length and no positive `max_steps`."""
+
+
 def _epoch_data(setup: TrainingSetup, profile: TrainerProfile) -> EpochData:
     if profile.framework == "lightning":
         return lightning_epoch(
@@ -132,19 +136,27 @@ def _horizon(setup: TrainingSetup, profile: TrainerProfile, length: int) -> tupl
         if setup.max_steps > 0:
             total = min(total, setup.max_steps)
         return per_epoch, total, int(setup.num_train_epochs)
+    if setup.streaming and profile.framework != "lightning":  # no length: max_steps alone, epochs without end
+        return setup.max_steps, setup.max_steps, sys.maxsize
     if length == 0:
         if profile.empty_loader_error:
             raise TrainerRefusal(*profile.empty_loader_error)
         if setup.max_steps > 0:
             return setup.max_steps, setup.max_steps, sys.maxsize
-        raise TrainerRefusal(
-            "ValueError",
-            f"args.max_steps must be set to a positive value if dataloader does not have a length, was {setup.max_steps}",
-        )
+        raise TrainerRefusal("ValueError", NO_LENGTH.format(max_steps=setup.max_steps))
     per_epoch = max(ceil_div(length, ga) if profile.round_updates_up else length // ga, 1)
     if setup.max_steps > 0:
         return per_epoch, setup.max_steps, ceil_div(setup.max_steps, per_epoch)
     return per_epoch, math.ceil(setup.num_train_epochs * per_epoch), math.ceil(setup.num_train_epochs)
+
+
+def _streamed(setup: TrainingSetup) -> TrainingSetup:
+    """A stream (`streaming: true`: an `IterableDataset`, no length) as the Trainer runs it: `max_steps` updates of
+    GA micro-batches in one epoch of `max_steps` × GA micro-batches (`steps_in_epoch = max_steps * GA`), so its
+    "Num examples" is `max_steps` × the total batch, whatever the stream holds (a shorter stream starts again).
+    `max_steps` is positive here: `arguments.check_trainer` refuses a stream without it."""
+    batch = setup.per_device_train_batch_size * setup.gradient_accumulation_steps * setup.world_size
+    return setup.replace(num_samples=setup.max_steps * batch, dataloader_drop_last=False)
 
 
 EMPTY_DATASET = "num_samples should be a positive integer value, but got num_samples=0"
@@ -163,10 +175,15 @@ def make_plan(setup: TrainingSetup, random_sampler: bool = True) -> Plan:
     """
     profile = get_profile(setup.trainer)
     check_arguments(setup, profile)
+    check_trainer(setup, profile)
+    if setup.streaming and profile.framework == "transformers":
+        setup = _streamed(setup)
     if random_sampler and setup.num_samples == 0 and profile.framework != "lightning":
         raise TrainerRefusal("ValueError", EMPTY_DATASET)
     epoch = _epoch_data(setup, profile)
     per_epoch, total, epochs_loop = _horizon(setup, profile, epoch.micro_batches)
+    if setup.eval_on_start and not setup.has_eval_dataset and profile.framework == "transformers":
+        raise TrainerRefusal("ValueError", EVAL_NEEDS_DATASET, "has_eval_dataset")
     warmup = warmup_steps(setup, profile, total)
     fetched = _fetched(setup, profile, epoch.micro_batches)
     rule = run.AccumulationRule(setup.gradient_accumulation_steps, profile.running_count)

@@ -5,8 +5,11 @@ rules, events, warmup, the console it prints, which `optimization.py` builds its
 limit) is a field of the row; every other place reads the row and none branches on a profile's id.
 
 Each profile is named after the release whose real runs it matches; `releases` is the range it stands
-for (read from the code of those releases, see `reference/trainer-math.md` §1.4). The two 5.x profiles differ in
-one thing only, `warmup_ratio`: 5.0 – 5.14 still take it (a deprecated alias), 5.15 removed it; LLaMA-Factory
+for (read from the code of those releases, see `reference/trainer-math.md` §1.4). The 5.x profiles differ in
+`warmup_ratio` (5.0 – 5.14 still take it, a deprecated alias; 5.15 removed it) and in what 5.4 changed: the
+evaluation at the last step (`DefaultFlowCallback.on_step_end`) and the words of `load_best_model_at_end`'s
+refusal, so hf-5.3 stands for 5.0 – 5.3 and hf-5.6 for 5.4 – 5.14 (tests/test_load_best.py holds them to the real
+5.3.0 and 5.4.0); LLaMA-Factory
 0.9.5 pins transformers 4.55 – 5.6, so its runs are `hf-5.6`'s (tests/test_warmup_ratio_releases.py checks
 5.6.0, 5.14.1, 5.15.0 and 5.24.0 themselves, and the LLaMA-Factory pin).
 """
@@ -51,6 +54,13 @@ class TrainerProfile:
     # "mean_then_tokens": mean / GA up to 4.45, group tokens from 4.46 (the range 4.28 – 4.46);
     # "mean_over_accumulation": mean / accumulate_grad_batches (Lightning)
     limit_train_batches: bool = False  # takes Lightning's `Trainer(limit_train_batches=...)`, the epoch's batch limit
+    save_strategy_best: bool = True  # `save_strategy="best"` exists (`SaveStrategy.BEST`; 4.46 has IntervalStrategy only)
+    load_best_ratio_multiple: bool = True  # `load_best_model_at_end` takes save_steps a ratio multiple of eval_steps
+    # (0.3 of 0.1); ≤ 4.51 fall through to the "round multiple" refusal whenever `save_steps % eval_steps` is not 0
+    load_best_names_best: bool = True  # its strategies-must-match refusal says "except when --save_strategy="best""
+    # (5.4 on)
+    no_length_words: str = "old"  # `Trainer.__init__`'s refusal of a dataset with no length and no max_steps:
+    # "old" (4.46 – 5.6: "... for the learning rate scheduler.") or "new" (5.24: "... to bound the training loop ...")
 
     @property
     def logs_next_rate(self) -> bool:
@@ -67,13 +77,22 @@ PROFILES: dict[str, TrainerProfile] = {
             final_eval=True, final_save_any_strategy=False, warmup_steps_ratio=True, warmup_ratio="refused",
             empty_loader_error=None, log_block="5",
             scheduler_release="5", logged_rate="used", floats_4g=True, resume_restarts_count=False,
+            no_length_words="new",
         ),
         TrainerProfile(
-            id="hf-5.6", framework="transformers", matched="transformers 5.6.0", releases="5.0 – 5.14",
+            id="hf-5.6", framework="transformers", matched="transformers 5.6.0", releases="5.4 – 5.14",
             round_updates_up=True, running_count=False, last_chunk_from_samples=False,
             final_eval=True, final_save_any_strategy=False, warmup_steps_ratio=True, warmup_ratio="alias",
             empty_loader_error=None, log_block="5",
             scheduler_release="5", logged_rate="used", floats_4g=True, resume_restarts_count=False,
+        ),
+        TrainerProfile(
+            id="hf-5.3", framework="transformers", matched="transformers 5.3.0", releases="5.0 – 5.3",
+            round_updates_up=True, running_count=False, last_chunk_from_samples=False,
+            final_eval=False, final_save_any_strategy=False, warmup_steps_ratio=True, warmup_ratio="alias",
+            empty_loader_error=None, log_block="5",
+            scheduler_release="5", logged_rate="used", floats_4g=True, resume_restarts_count=False,
+            load_best_names_best=False,
         ),
         TrainerProfile(
             id="hf-4.57", framework="transformers", matched="transformers 4.57.6", releases="4.52 – 4.57",
@@ -81,6 +100,7 @@ PROFILES: dict[str, TrainerProfile] = {
             final_eval=False, final_save_any_strategy=False, warmup_steps_ratio=False, warmup_ratio="field",
             empty_loader_error=None, log_block="4",
             scheduler_release="4.57", logged_rate="used", floats_4g=False, resume_restarts_count=False,
+            load_best_names_best=False,
         ),
         TrainerProfile(
             id="hf-4.51", framework="transformers", matched="transformers 4.51.3", releases="4.47 – 4.51",
@@ -88,6 +108,7 @@ PROFILES: dict[str, TrainerProfile] = {
             final_eval=False, final_save_any_strategy=False, warmup_steps_ratio=False, warmup_ratio="field",
             empty_loader_error=None, log_block="4",
             scheduler_release="4.51", logged_rate="mixed", floats_4g=False, resume_restarts_count=True,
+            load_best_ratio_multiple=False, load_best_names_best=False,
         ),
         TrainerProfile(
             id="hf-4.46", framework="transformers", matched="transformers 4.46.3", releases="4.28 – 4.46",
@@ -96,6 +117,7 @@ PROFILES: dict[str, TrainerProfile] = {
             empty_loader_error=("TypeError", "object of type 'NoneType' has no len()"), log_block="4",
             scheduler_release="4.46", logged_rate="next", floats_4g=False, resume_restarts_count=True,
             loss_scaling="mean_then_tokens",
+            save_strategy_best=False, load_best_ratio_multiple=False, load_best_names_best=False,
         ),
         TrainerProfile(
             id="lightning-2", framework="lightning", matched="lightning 2.6.6", releases="PyTorch Lightning 2.x",
@@ -126,6 +148,17 @@ def release_range(profile: TrainerProfile) -> tuple[str, str]:
     """The first and the last release a transformers profile stands for: ("5.0", "5.14") for hf-5.6."""
     first, _, last = profile.releases.partition(" – ")
     return first, last
+
+
+def span(profiles: list[TrainerProfile]) -> tuple[str, str]:
+    """The first and the last release of some transformers rows together: ("5.0", "5.14") for those that take
+    `warmup_ratio` as an alias."""
+    ranges = [release_range(profile) for profile in profiles]
+    return min((r[0] for r in ranges), key=release_key), max((r[1] for r in ranges), key=release_key)
+
+
+WARMUP_RATIO_ALIAS = span([p for p in PROFILES.values() if p.warmup_ratio == "alias" and p.framework == "transformers"])
+"""The releases that still take `warmup_ratio`, a deprecated alias copied into `warmup_steps` (5.0 – 5.14)."""
 
 
 def covers(profile: TrainerProfile, release: str) -> bool:

@@ -27,7 +27,8 @@ class TooManyEvents(SetupError):
 
 
 def plan_record(plan: Plan) -> dict[str, Any]:
-    """Steps, epochs, batches, warmup, the micro-batches of every update (run-length) and every event step."""
+    """Steps, epochs, batches, warmup, the micro-batches of every update (run-length) and every event step (with
+    `save_strategy="best"` the save steps are the evaluations that may save: `Events.depends_on_metric`)."""
     record: dict[str, Any] = {
         "max_steps": plan.max_steps,
         "optimizer_steps": plan.optimizer_steps,

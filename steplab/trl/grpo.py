@@ -6,6 +6,9 @@ at the lines in brackets; `tests/test_trl_vs_steplab.py` holds both to real runs
 - `per_device_train_batch_size` B counts completions. `steps_per_generation` S defaults to
   `gradient_accumulation_steps` GA and `generation_batch_size` Gb to B·P·S (P processes); Gb given alone must divide
   by B·P and gives S = Gb / (B·P); both given is refused (`trainer/grpo_config.py:1096-1116` [646-666]).
+- `auto_find_batch_size` is refused first (`grpo_config.py:1089`); an evaluating run's eval batch over all processes
+  must divide by `num_generations_eval` (else G), checked after S and Gb and before G's own checks (1118-1127, not in
+  0.24.0); evaluation changes no training count.
 - Gb must divide by `num_generations` G, then G must be at least 2 (`grpo_config.py:1131-1141` [678-688]); the
   modulo comes first, so G = 0 fails on Python's own `integer modulo by zero`.
 - A round takes U = Gb / G distinct prompts. `RepeatSampler` cuts the (shuffled) prompts into chunks of U, drops an
@@ -46,6 +49,13 @@ TRL_PROFILES = tuple(profile.id for profile in PROFILES.values() if profile.fram
 """The release profiles TRL runs on: those whose newest release is TRL's minimum or newer (from the rows)."""
 
 
+AUTO_FIND_BATCH_SIZE = ("auto_find_batch_size is not supported by GRPO, because the generation batch must contain full "
+                        "prompt groups of num_generations completions, and reducing the batch size on out-of-memory "
+                        "breaks this invariant. Set auto_find_batch_size=False and lower per_device_train_batch_size "
+                        "instead.")
+"""`GRPOConfig.__post_init__` (`grpo_config.py:1089-1094`), before the generation sizes are derived."""
+
+
 def _divisors(number: int, smallest: int = 2, most: int = 6) -> str:
     """The first `most` divisors of `number` from `smallest` on, as a list to offer ("2, 4, 7, 8 …")."""
     found = [d for d in range(smallest, min(number, 10**6) + 1) if number % d == 0][:most + 1]
@@ -58,6 +68,8 @@ def generation_sizes(setup: TrainingSetup) -> tuple[int, int]:
     batch, processes = setup.per_device_train_batch_size, setup.world_size
     generations = setup.num_generations
     steps, size = setup.steps_per_generation, setup.generation_batch_size
+    if setup.auto_find_batch_size:
+        raise TrainerRefusal("ValueError", AUTO_FIND_BATCH_SIZE, "auto_find_batch_size", msg("trl.fix.auto_find_batch_size"))
     if size is None and steps is None:
         steps = setup.gradient_accumulation_steps
         size = batch * processes * steps
@@ -73,6 +85,7 @@ def generation_sizes(setup: TrainingSetup) -> tuple[int, int]:
     else:
         raise TrainerRefusal("ValueError", "'generation_batch_size' and 'steps_per_generation' can not be both "
                              "configured at the same time", "steps_per_generation", msg("trl.fix.both_set"))
+    _check_eval_batch(setup)
     if generations == 0:
         raise TrainerRefusal("ZeroDivisionError", "integer modulo by zero", "num_generations",
                              msg("trl.fix.at_least_two", generations=generations))
@@ -85,6 +98,29 @@ def generation_sizes(setup: TrainingSetup) -> tuple[int, int]:
                              f"advantages. You provided {generations}, which is less than the minimum required.",
                              "num_generations", msg("trl.fix.at_least_two", generations=generations))
     return steps, size
+
+
+def _check_eval_batch(setup: TrainingSetup) -> None:
+    """An evaluating run's eval batch over all processes must hold whole groups of `num_generations_eval` (else
+    `num_generations`) completions (`grpo_config.py:1118-1127`): checked after the generation sizes, before the
+    training batch's own divisibility."""
+    if setup.eval_strategy == "no":  # `do_eval and eval_strategy != "no"`: TrainingArguments sets do_eval from it
+        return
+    generations = setup.num_generations_eval or setup.num_generations
+    eval_batch = setup.per_device_eval_batch_size * setup.world_size
+    if generations == 0:
+        raise TrainerRefusal("ZeroDivisionError", "integer modulo by zero", "num_generations",
+                             msg("trl.fix.at_least_two", generations=generations))
+    if eval_batch % generations:
+        raise TrainerRefusal("ValueError", f"The global eval batch size ({setup.per_device_eval_batch_size} * "
+                             f"{setup.world_size}) must be divisible by the number of generations used for evaluation "
+                             f"({generations}).", "per_device_eval_batch_size",
+                             msg("trl.fix.eval_batch", generations=generations, choices=_multiples(generations)))
+
+
+def _multiples(number: int, most: int = 4) -> str:
+    """The first `most` multiples of `number`, to offer as an eval batch ("8, 16, 24, 32")."""
+    return ", ".join(str(number * k) for k in range(1, most + 1))
 
 
 @dataclass(frozen=True)
@@ -162,8 +198,6 @@ def plan_grpo(setup: TrainingSetup) -> GrpoPlan:
     if setup.trainer not in TRL_PROFILES:
         raise SetupError("trl.profile", field="trainer", value=setup.trainer, allowed=", ".join(TRL_PROFILES),
                          minimum=TRL_MINIMUM_TRANSFORMERS)
-    if setup.eval_strategy != "no":
-        raise SetupError("trl.grpo_eval", field="eval_strategy")
     steps, size = generation_sizes(setup)
     prompts = size // setup.num_generations
     micro_batches = (setup.num_samples // prompts) * setup.num_iterations * steps

@@ -12,12 +12,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from steplab.errors import SetupError
+from steplab.errors import SetupError, TrainerRefusal
+from steplab.i18n import msg
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.record import MAX_LISTED_EVENTS, plan_record
 from steplab.trainer.setup import TrainingSetup
 from steplab.trl.grpo import GrpoPlan, plan_grpo
 from steplab.trl.packing import packed_examples
+
+PADDING_FREE_WITHOUT_PACKING = (
+    "When `padding_free=True` without packing, `max_length` is not enforced. Either enable packing (e.g., "
+    "`packing=True, packing_strategy='bfd'`), provide already truncated inputs, or set `max_length=None`.")
+"""`SFTTrainer.__init__` (`sft_trainer.py:999-1004`) when a text dataset is padding-free without packing and
+`max_length` is set (StepLab's `max_length` always is)."""
 
 
 def plan_trl(setup: TrainingSetup, lengths: Sequence[int] | None = None) -> Plan | GrpoPlan:
@@ -25,6 +32,8 @@ def plan_trl(setup: TrainingSetup, lengths: Sequence[int] | None = None) -> Plan
     kind = setup.trainer_class
     if kind == "GRPOTrainer":
         return plan_grpo(setup)
+    if kind == "SFTTrainer" and setup.padding_free and not setup.packing:  # max_length is never None here
+        raise TrainerRefusal("ValueError", PADDING_FREE_WITHOUT_PACKING, "padding_free", msg("trl.fix.padding_free"))
     if kind == "SFTTrainer" and setup.packing:
         if lengths is None:
             raise SetupError("trl.packing_lengths", field="packing")

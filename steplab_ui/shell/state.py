@@ -21,7 +21,7 @@ from steplab.errors import SetupError
 from steplab.i18n import LANGUAGES, fmt_int, normalise_language, t
 from steplab.teaching.presets import presets
 from steplab.trainer import query
-from steplab.trainer.fields import FIELDS, STRATEGIES
+from steplab.trainer.fields import FIELDS
 from steplab.trainer.profiles import PROFILES
 from steplab.trainer.query import LINK_REFUSED, MAX_LINK_QUERY, MAX_URL_PARAMETER, Notice
 from steplab.trainer.setup import TrainingSetup, parse_setup
@@ -351,7 +351,7 @@ def _advanced_controls(lang: str) -> None:
     st.number_input(t(lang, "field.warmup_ratio"), **number_range("warmup_ratio"), step=0.01, format="%g",
                     **_tied("warmup_ratio"), help=t(lang, "help.warmup_ratio"), placeholder=t(lang, "sidebar.unset"))
     for kind in ("eval", "save", "logging"):
-        st.selectbox(t(lang, f"field.{kind}_strategy"), list(STRATEGIES), **_tied(f"{kind}_strategy"),
+        st.selectbox(t(lang, f"field.{kind}_strategy"), list(FIELDS[f"{kind}_strategy"].choices), **_tied(f"{kind}_strategy"),
                      help=t(lang, f"help.{kind}_strategy"))
         st.number_input(t(lang, f"field.{kind}_steps"), **number_range(f"{kind}_steps"), step=1.0, format="%g",
                         **_tied(f"{kind}_steps"), help=t(lang, f"help.{kind}_steps"), placeholder=t(lang, "sidebar.unset"))

@@ -13,6 +13,17 @@ from steplab_ui.shell import presenter as presenter_view
 from steplab_ui.shell.layout import COLOURS, FIGURE_TEXT
 
 
+def data_files(uploads: list[tuple[str, bytes]], cap: int) -> dict[str, bytes]:
+    """The uploaded files by base name, a zip's members among them (a model folder zipped: `tokenizer.json` and
+    `tokenizer_config.json` together), each read up to one byte past `cap` so that the dataset stage refuses it."""
+    from pathlib import PurePosixPath
+
+    from steplab.runfiles.gather import upload_entries
+
+    entries = upload_entries(uploads, [])
+    return {PurePosixPath(entry.path).name: entry.open().read(cap + 1) for entry in entries}
+
+
 def stage_label(code: str, dataset: str | None, lang: str) -> str:
     """A bar's short name: the stage, and the dataset it belongs to."""
     label = t(lang, f"config.data.stage.{code}")

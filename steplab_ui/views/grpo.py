@@ -17,6 +17,8 @@ from steplab_ui.views import animation
 
 GRPO_FIELDS = ("num_generations", "steps_per_generation", "generation_batch_size", "num_iterations")
 """The page's own controls: GRPOConfig's count fields (the setup's rows; the sidebar holds the rest)."""
+GRPO_CONFIG_CHECKS = ("auto_find_batch_size", "per_device_eval_batch_size")
+"""Other fields `GRPOConfig.__post_init__` refuses (auto_find_batch_size; an eval batch of no whole groups)."""
 
 
 def config_defaults_differing(setup) -> dict[str, object]:  # noqa: ANN001 - a TrainingSetup, or None
@@ -135,5 +137,5 @@ def refusal_texts(refusal: TrainerRefusal, lang: str) -> tuple[str, str, str]:
     """(heading, the exception word for word, what to change) of a configuration GRPOConfig (its fields) or the
     Trainer under it refuses."""
     fix = refusal.fix.get(lang) if refusal.fix is not None else t(lang, "error.refusal_hint")
-    heading = t(lang, "grpo.refused" if refusal.field in GRPO_FIELDS else "error.refusal")
+    heading = t(lang, "grpo.refused" if refusal.field in (*GRPO_FIELDS, *GRPO_CONFIG_CHECKS) else "error.refusal")
     return heading, f"{refusal.error_type}: {refusal.message}", fix
