@@ -95,6 +95,18 @@ def prompt_lines(poll: Poll, lang: str) -> str:
     return "\n".join([polls.prompt(poll).get(lang), *(f"- {line.get(lang)}" for line in said)])
 
 
+BANK_LABEL_CHARS = 70  # a bank question's prompt in the instructor's chooser is cut here
+
+
+def bank_label(question_id: str, lang: str) -> str:
+    """A bank question in the instructor's chooser: its lesson and its prompt as plain text, numbers the seed draws
+    as "…" (`polls.bank_prompt`), so the option reads the same whatever numbers the preview below shows."""
+    said = polls.bank_prompt(question_id).get(lang)
+    if len(said) > BANK_LABEL_CHARS:
+        said = said[:BANK_LABEL_CHARS].rstrip() + "…"
+    return t(lang, "poll.bank_label", lesson=polls.bank_lesson(question_id), prompt=said)
+
+
 def answer_text(poll: Poll, value: float | None, lang: str) -> str:
     """A stored value as the student gave it: a number, or a choice poll's option text."""
     if value is None:
@@ -205,8 +217,8 @@ def feedback(poll: Poll, mine: float | None, lang: str) -> None:
     elif polls.is_correct(poll, mine):
         st.success(t(lang, "join.right", answer=right_answer), icon=":material/check_circle:")
     else:
-        st.warning(t(lang, "join.wrong", answer=right_answer, value=answer_text(poll, mine, lang)),
-                   icon=":material/lightbulb:")
+        st.warning(t(lang, "join.close" if polls.is_close(poll, mine) else "join.wrong", answer=right_answer,
+                     value=answer_text(poll, mine, lang)), icon=":material/lightbulb:")
         trap = polls.trap_for(poll, mine)
         if trap is not None:
             st.markdown(t(lang, "join.trap", why=trap.why.get(lang)))
