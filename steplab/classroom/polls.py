@@ -30,7 +30,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from steplab.errors import InputError, SetupError, TrainerRefusal
-from steplab.i18n import LANGUAGES, PLACEHOLDER, Message, Text, msg, t, whole
+from steplab.i18n import LANGUAGES, PLACEHOLDER, Message, Text, code, msg, t, whole
 from steplab.teaching import grpo_counting
 from steplab.teaching.explain import Line, explain
 from steplab.teaching.quiz import QuizError, bank_by_id, generate, grade, parse_number
@@ -208,7 +208,7 @@ def _plan(setup: TrainingSetup) -> Plan:
     except SetupError as error:
         raise PollError("poll.cannot_plan", problem=error.text) from None
     except TrainerRefusal as refusal:
-        raise PollError("poll.refused", error=f"{refusal.error_type}: {refusal.message}") from None
+        raise PollError("poll.refused", error=code(f"{refusal.error_type}: {refusal.message}")) from None
 
 
 def poll_from_setup(setup: TrainingSetup) -> Poll:
