@@ -161,7 +161,7 @@ def test_a_close_answer_hears_almost_and_a_far_one_does_not(store):
     opened = store.open_class()
     near, far = store.join(opened.join_code, "Near"), store.join(opened.join_code, "Far")
     poll_id = store.ask(opened.host_token, POLL)
-    answers = {near: PLAN.max_steps - 1, far: PLAN.max_steps * 4}
+    answers = {near: PLAN.max_steps - 1, far: PLAN.max_steps * 4 + 7}
     for seat, value in answers.items():
         store.answer(seat.token, poll_id, f"{value}步")  # issue 39: the unit a Chinese student types
     store.reveal(opened.host_token, poll_id)
@@ -169,6 +169,10 @@ def test_a_close_answer_hears_almost_and_a_far_one_does_not(store):
         join = run(JOIN_PAGE, lang, seat=seat.token)
         key = "join.close" if seat is near else "join.wrong"
         assert t(lang, key, answer=fmt_int(PLAN.max_steps), value=fmt_int(value)) in words(join)
+    assert polls.trap_for(POLL, PLAN.max_steps - 1) is None and polls.trap_for(POLL, PLAN.max_steps * 4 + 7) is None
+    said = words(run(CLASS_PAGE, lang, host=opened.host_token))  # the projector: close said with its gap, far not
+    assert t(lang, "room.reveal.close", value=fmt_int(PLAN.max_steps - 1), count=1, gap="1") in said
+    assert t(lang, "room.reveal.no_rule", value=fmt_int(PLAN.max_steps * 4 + 7), count=1) in said
 
 
 def test_back_on_the_class_page_through_the_menu_is_the_same_class(store):

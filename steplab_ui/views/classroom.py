@@ -176,13 +176,22 @@ def show_spread(poll: Poll, tally: Tally, lang: str, key: str, presenter: bool =
 
 
 def given_lines(poll: Poll, tally: Tally, lang: str) -> list[str]:
-    """The wrong answers the room gave, most frequent first, each with the wrong rule that produces it (or that no
-    common rule does), as Markdown list items; beyond `MAX_EXPLAINED` answers, one line counts the rest."""
+    """The wrong answers the room gave, most frequent first, each with the wrong rule that produces it (or, close to
+    the answer, how far off it is; or that no common rule gives it), as Markdown list items; beyond
+    `MAX_EXPLAINED` answers, one line counts the rest."""
     given = polls.wrong_answers(poll, tally.values)
-    lines = [t(lang, "room.reveal.trap", value=answer_text(poll, item.value, lang), count=item.count,
-               why=item.trap.why.get(lang)) if item.trap is not None else
-             t(lang, "room.reveal.no_rule", value=answer_text(poll, item.value, lang), count=item.count)
-             for item in given[:MAX_EXPLAINED]]
+    answer = polls.reveal(poll).answer
+
+    def line(item: polls.Given) -> str:
+        value = answer_text(poll, item.value, lang)
+        if item.trap is not None:
+            return t(lang, "room.reveal.trap", value=value, count=item.count, why=item.trap.why.get(lang))
+        if answer is not None and polls.is_close(poll, item.value):  # no rule, but close: "almost", and how far
+            return t(lang, "room.reveal.close", value=value, count=item.count,
+                     gap=fmt_number(whole(abs(item.value - answer))))
+        return t(lang, "room.reveal.no_rule", value=value, count=item.count)
+
+    lines = [line(item) for item in given[:MAX_EXPLAINED]]
     if rest := given[MAX_EXPLAINED:]:
         lines.append(t(lang, "room.reveal.more", answers=len(rest), count=len(rest)))
     return [f"- {line}" for line in lines]
