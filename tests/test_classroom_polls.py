@@ -552,3 +552,41 @@ def test_the_choosers_label_is_plain_and_the_same_for_every_seed(qid):
         question = quiz.generate(BANK[qid], seed)
         if not BANK[qid].params:
             assert label.zh == question.prompt.zh.replace("`", "").replace("**", "")
+
+
+EPOCH_ANSWERS = ("num_update_steps_per_epoch", "micro_batches_per_epoch", "total_train_batch_size")
+EPOCH_QUESTIONS = [qid for qid in OFFERED if BANK[qid].kind == "numeric" and BANK[qid].answer in EPOCH_ANSWERS]
+
+
+def epoch_wrong_rules(setup: TrainingSetup, asked: str) -> dict[str, int]:
+    """The wrong rules of lessons 2, 3, 7 and 8, by hand (the right answers are the engine's, held to the Trainer
+    elsewhere): micro-batches for updates and back, the GPUs or the accumulation forgotten, one rounded division,
+    the incomplete last batch counted the other way."""
+    n, b, ga, p = (setup.num_samples, setup.per_device_train_batch_size, setup.gradient_accumulation_steps,
+                   setup.world_size)
+    per_rank = math.ceil(n / p)  # the sampler pads every rank to the same count
+    micro = per_rank // b if setup.dataloader_drop_last else math.ceil(per_rank / b)
+    flipped = math.ceil(per_rank / b) if setup.dataloader_drop_last else per_rank // b
+    if asked == "total_train_batch_size":
+        return {"poll.trap.batch_forgot_gpus": b * ga, "poll.trap.batch_forgot_accumulation": b * p,
+                "poll.trap.batch_one_micro_batch": b}
+    if asked == "micro_batches_per_epoch":
+        return {"poll.trap.epoch_kept_last" if setup.dataloader_drop_last else "poll.trap.epoch_dropped_last": flipped}
+    return {"poll.trap.epoch_micro_as_updates": micro, "poll.trap.epoch_rounded_down": n // (b * ga * p)}
+
+
+@pytest.mark.parametrize("qid", EPOCH_QUESTIONS)
+@pytest.mark.parametrize("seed", range(8))
+def test_an_epoch_or_batch_question_names_the_lessons_wrong_rules(qid, seed):
+    """Issue 39: a question about one epoch or one update had no traps: every wrong answer heard "no common rule".
+    Each rule's value (when not the answer) is named, by that rule."""
+    poll = polls.poll_from_bank(qid, seed)
+    question = quiz.generate(BANK[qid], seed)
+    shown = polls.reveal(poll)
+    assert question.answer not in [trap.value for trap in shown.traps]
+    by_rule = {trap.why.key: trap.value for trap in shown.traps}
+    for key, value in epoch_wrong_rules(question.setup, BANK[qid].answer).items():
+        if value != question.answer and value > 0:
+            assert polls.trap_for(poll, float(value)) is not None, (key, value)
+            if key in by_rule:
+                assert by_rule[key] == value, key

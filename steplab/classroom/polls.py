@@ -579,6 +579,53 @@ def _setup_traps(plan: Plan) -> list[Trap]:
     return traps
 
 
+def _epoch_traps(plan: Plan, asked: str) -> list[Trap]:
+    """The wrong rules for a question about one epoch or one update (the lessons before the total): the
+    micro-batches taken for updates or the other way round, the GPUs or the accumulation forgotten, the samples
+    divided once and rounded the other way. Each value is the engine's for the changed setup."""
+    s = plan.setup
+    batch, ga, gpus = s.per_device_train_batch_size, s.gradient_accumulation_steps, s.world_size
+    micro, per_epoch = plan.micro_batches_per_epoch, plan.num_update_steps_per_epoch
+    traps: list[Trap] = []
+
+    def other(**changes: Any) -> Plan | None:
+        try:
+            return make_plan(s.replace(**changes))
+        except (SetupError, TrainerRefusal):
+            return None
+
+    if asked == "num_update_steps_per_epoch":
+        if ga > 1:
+            traps.append(Trap(float(micro), msg("poll.trap.epoch_micro_as_updates", value=micro, ga=ga, count=micro)))
+        if gpus > 1 and (one := other(world_size=1)) is not None:
+            traps.append(Trap(float(one.num_update_steps_per_epoch), msg(
+                "poll.trap.epoch_forgot_gpus", value=one.num_update_steps_per_epoch, gpus=gpus, micro=micro,
+                count=gpus)))
+        rounded = s.num_samples // (batch * ga * gpus)
+        traps.append(Trap(float(rounded), msg("poll.trap.epoch_rounded_down", value=rounded, samples=s.num_samples,
+                                              batch=batch, ga=ga, gpus=gpus, micro=micro, per_epoch=per_epoch)))
+    elif asked == "micro_batches_per_epoch":
+        if ga > 1:
+            traps.append(Trap(float(per_epoch), msg("poll.trap.epoch_updates_as_micro", value=per_epoch, ga=ga,
+                                                    count=per_epoch)))
+        if (flipped := other(dataloader_drop_last=not s.dataloader_drop_last)) is not None:
+            value = flipped.micro_batches_per_epoch
+            key = "poll.trap.epoch_kept_last" if s.dataloader_drop_last else "poll.trap.epoch_dropped_last"
+            traps.append(Trap(float(value), msg(key, value=value, count=value)))
+        if gpus > 1 and (one := other(world_size=1)) is not None:
+            traps.append(Trap(float(one.micro_batches_per_epoch), msg(
+                "poll.trap.epoch_forgot_gpus_micro", value=one.micro_batches_per_epoch, gpus=gpus, count=gpus)))
+    elif asked == "total_train_batch_size":
+        if gpus > 1:
+            traps.append(Trap(float(batch * ga), msg("poll.trap.batch_forgot_gpus", value=batch * ga, batch=batch,
+                                                     ga=ga, gpus=gpus, count=gpus)))
+        if ga > 1:
+            traps.append(Trap(float(batch * gpus), msg("poll.trap.batch_forgot_accumulation", value=batch * gpus,
+                                                       batch=batch, gpus=gpus, ga=ga, count=ga)))
+        traps.append(Trap(float(batch), msg("poll.trap.batch_one_micro_batch", value=batch, count=batch)))
+    return traps
+
+
 def _grpo_traps(plan: GrpoPlan, asked: str | None) -> list[Trap]:
     """The wrong rules for a GRPO question, each worked out by the engine. For its steps: GRPO's own
     (`grpo_counting.traps`: the prompts as steps, B as prompts, μ or the processes forgotten, one big division),
@@ -660,8 +707,11 @@ def _reveal_cached(poll: Poll) -> Reveal:
         question = _question(poll)
         answer = float(question.answer) if question.numeric else None
         traps: list[Trap] = []
-        if question.kind == "numeric" and question.spec.answer == "max_steps" and question.setup is not None:
-            traps = _setup_traps(make_plan(question.setup))
+        if question.kind == "numeric" and question.setup is not None:
+            if question.spec.answer == "max_steps":
+                traps = _setup_traps(make_plan(question.setup))
+            else:
+                traps = _epoch_traps(make_plan(question.setup), question.spec.answer or "")
         if question.run is not None:
             traps = _grpo_traps(grpo_counting.grpo_plan(question.run), question.spec.answer)
         return Reveal(answer, question.correct, worked_for(question), _kept(answer, traps), question.explanation)
