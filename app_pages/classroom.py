@@ -154,7 +154,8 @@ with st.expander(t(lang, "room.ask.title"), expanded=not context.presenter, icon
         st.warning(t(lang, "room.ask.cannot", problem=error.message(lang)), icon=":material/warning:")
     if poll is not None:
         st.markdown(view.prompt_lines(poll, lang))
-        if latest is not None and latest.poll == poll:  # asked already: the room's answers are below
+        if latest is not None and latest.poll == poll and not latest.revealed:  # being answered: see below (once
+            # revealed, the same question may be asked again: a room answers twice around a discussion)
             st.info(t(lang, "room.ask.is_live"), icon=":material/campaign:")
         else:
             st.button(t(lang, "room.ask.button"), on_click=ask, args=(token, poll), type="primary",

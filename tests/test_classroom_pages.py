@@ -139,6 +139,7 @@ def test_a_grpo_question_from_the_bank_asked_and_revealed_with_grpos_arithmetic(
     trap = polls.trap_for(poll, float(prompts))
     assert trap is not None and trap.why.get(lang) in said
     assert t(lang, "room.reveal.trap", value=fmt_int(prompts), count=1, why=trap.why.get(lang)) in said
+    assert [b for b in at.button if b.key == "room_ask"]  # revealed: the same question may be asked again
     at.button(key="room_new_numbers").click()  # new numbers only when asked for: then the question can be asked
     again(at)
     assert at.session_state["room_seed"] != 3
