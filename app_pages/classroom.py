@@ -40,11 +40,15 @@ def open_class() -> None:
 
 def ask(token: str, poll: Poll) -> None:
     try:
-        room.ask(token, poll)
-        st.session_state[SEED] = random.SystemRandom().randrange(MAX_SEED)  # the next bank question: new numbers
+        room.ask(token, poll)  # the panel keeps showing this very question (marked as asked) until new numbers
         st.toast(t(lang, "room.ask.asked"), icon=":material/campaign:")
     except (ClassError, PollError, *view.DATABASE_ERRORS) as error:
         remember(error)
+
+
+def new_numbers() -> None:
+    """The bank question of the panel drawn again with other numbers (only ever at the instructor's asking)."""
+    st.session_state[SEED] = random.SystemRandom().randrange(MAX_SEED)
 
 
 def reveal(token: str, poll_id: int) -> None:
@@ -110,9 +114,10 @@ def where_to_join(qr_width: int) -> None:
 
 
 try:
-    asked = room.current_poll(info.class_id) is not None
+    latest = room.current_poll(info.class_id)
 except view.DATABASE_ERRORS:
-    asked = False
+    latest = None
+asked = latest is not None
 if context.presenter and asked:  # the projector's first screen is the question: the code folds into one line
     with st.expander(f"{t(lang, 'room.code')}: {info.join_code}", icon=":material/qr_code_2:"):
         where_to_join(qr_width=420)
@@ -128,13 +133,14 @@ with st.expander(t(lang, "room.ask.title"), expanded=not context.presenter, icon
         if kind == "bank":
             seed = st.session_state.setdefault(SEED, random.SystemRandom().randrange(MAX_SEED))
             choice = st.selectbox(t(lang, "room.ask.bank"), polls.bank_choices(), key="room_bank",
-                                  format_func=lambda qid: f"{qid} · {polls.prompt(polls.poll_from_bank(qid, seed)).get(lang)[:70]}…")
+                                  format_func=lambda qid: view.bank_label(qid, lang))
             poll = polls.poll_from_bank(choice, seed)
-        elif context.setup is None:
-            st.warning(t(lang, "room.ask.no_setup"), icon=":material/warning:")
+        elif context.setup is None:  # presenter view hides the sidebar: the instructor leaves it to change the setup
+            st.warning(t(lang, "room.ask.no_setup_presenter" if context.presenter else "room.ask.no_setup"),
+                       icon=":material/warning:")
         elif kind == "setup":
             poll = polls.poll_from_setup(context.setup)
-            st.caption(t(lang, "room.ask.setup_note"))
+            st.caption(t(lang, "room.ask.setup_note_presenter" if context.presenter else "room.ask.setup_note"))
         else:
             changes = {f"{field}={value}": polls.poll_from_change(context.setup, field, value)
                        for field, value in polls.change_choices(context.setup)}
@@ -148,8 +154,15 @@ with st.expander(t(lang, "room.ask.title"), expanded=not context.presenter, icon
         st.warning(t(lang, "room.ask.cannot", problem=error.message(lang)), icon=":material/warning:")
     if poll is not None:
         st.markdown(view.prompt_lines(poll, lang))
-        st.button(t(lang, "room.ask.button"), on_click=ask, args=(token, poll), type="primary",
-                  icon=":material/campaign:", key="room_ask")
+        if latest is not None and latest.poll == poll and not latest.revealed:  # being answered: see below (once
+            # revealed, the same question may be asked again: a room answers twice around a discussion)
+            st.info(t(lang, "room.ask.is_live"), icon=":material/campaign:")
+        else:
+            st.button(t(lang, "room.ask.button"), on_click=ask, args=(token, poll), type="primary",
+                      icon=":material/campaign:", key="room_ask")
+    if kind == "bank":
+        st.button(t(lang, "room.ask.new_numbers"), on_click=new_numbers, icon=":material/casino:",
+                  key="room_new_numbers", help=t(lang, "room.ask.new_numbers_help"))
 
 
 # ---- the question on the projector, refreshed every couple of seconds (one poll read, one tally read) ----------

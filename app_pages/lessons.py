@@ -19,7 +19,9 @@ except LessonError as problem:  # an author's mistake: say where, never a traceb
     st.stop()
 
 lessons = {lesson.id: lesson for lesson in course}
-links = {name: lesson.id for lesson in course for name in (lesson.id, *lesson.aliases)}  # a split lesson's old id too
+# a lesson's id, a split lesson's old id, and its number (the lessons are numbered everywhere: `?lesson=11`)
+links = {**{str(lesson.number): lesson.id for lesson in course},
+         **{name: lesson.id for lesson in course for name in (lesson.id, *lesson.aliases)}}
 WRITTEN = "_lesson_in_url"  # the lesson this page last put into the URL (kept when another page clears the chooser)
 wanted = st.query_params.get("lesson")
 shown = st.session_state.get("lesson")  # the chooser's state: gone after a visit to another page

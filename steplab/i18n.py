@@ -113,6 +113,27 @@ def fmt_number(value: Any) -> str:
     return str(value)
 
 
+class Code(str):
+    """Code said inside a message (an exception's words, a name): `fill` writes it as a Markdown code span, so
+    `TrainingArguments.__init__()` stays as typed where the message is rendered (Markdown read `__init__` as bold
+    "init"). Engine code wraps such a value with `code(...)`; the templates leave it bare."""
+
+
+def code(text: object) -> Code:
+    """`text` as code for a message's placeholder (see `Code`)."""
+    return Code(str(text))
+
+
+def code_span(text: str) -> str:
+    """`text` as one Markdown code span: fenced by one more backtick than its longest run, spaced when it starts or
+    ends with a backtick (CommonMark's rule), line breaks as spaces."""
+    text = " ".join(text.splitlines())
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    padded = f" {text} " if text.startswith("`") or text.endswith("`") else text
+    return f"{fence}{padded}{fence}"
+
+
 def fill(template: str, values: Mapping[str, Any] | Callable[[str], Any], lang: str = DEFAULT_LANGUAGE) -> str:
     """Put values into `{name}` / `{name:spec}` placeholders: the one resolver of locales, lessons and questions.
 
@@ -127,6 +148,8 @@ def fill(template: str, values: Mapping[str, Any] | Callable[[str], Any], lang: 
         spec = match.group(2)
         if isinstance(value, _Said):
             return value.get(lang)
+        if isinstance(value, Code):
+            return code_span(value)
         return format(value, spec) if spec else fmt_number(value)
 
     return PLACEHOLDER.sub(one, template)

@@ -117,11 +117,16 @@ def test_a_grpo_question_from_the_bank_asked_and_revealed_with_grpos_arithmetic(
     again(at)
     at.selectbox(key="room_bank").set_value("l11-grpo-steps")
     again(at)
+    options = at.selectbox(key="room_bank").options  # issue 39: plain labels, no ids, no Markdown
+    assert not [o for o in options if "`" in o or any(qid in o for qid in polls.bank_choices())]
     at.button(key="room_ask").click()
     again(at)
     current = store.current_poll(info.class_id)
     poll = polls.poll_from_bank("l11-grpo-steps", 3)
     assert current.poll == poll
+    # issue 39: the panel keeps the asked question (no new numbers above the live one) and says it is asked
+    assert [e.value for e in at.markdown].count(polls.prompt(poll).get(lang)) == 2
+    assert t(lang, "room.ask.is_live") in words(at) and not [b for b in at.button if b.key == "room_ask"]
     question = quiz.generate(quiz.bank_by_id()["l11-grpo-steps"], 3)
     prompts = dict(question.values)["num_samples"]
     for name, answer in (("Ana", fmt_int(question.answer)), ("Bo", fmt_int(prompts))):
@@ -133,6 +138,42 @@ def test_a_grpo_question_from_the_bank_asked_and_revealed_with_grpos_arithmetic(
     assert polls.reveal(poll).worked[-1].formula in said
     trap = polls.trap_for(poll, float(prompts))
     assert trap is not None and trap.why.get(lang) in said
+    assert t(lang, "room.reveal.trap", value=fmt_int(prompts), count=1, why=trap.why.get(lang)) in said
+    assert [b for b in at.button if b.key == "room_ask"]  # revealed: the same question may be asked again
+    at.button(key="room_new_numbers").click()  # new numbers only when asked for: then the question can be asked
+    again(at)
+    assert at.session_state["room_seed"] != 3
+    assert [b for b in at.button if b.key == "room_ask"]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_presenter_view_does_not_send_the_instructor_to_the_hidden_sidebar(store, lang):
+    at = run(CLASS_PAGE, lang, presenter="1")
+    next(b for b in at.button if b.label == t(lang, "room.open")).click()
+    again(at)
+    said = words(at)
+    assert t(lang, "room.ask.setup_note_presenter") in said and t(lang, "room.ask.setup_note") not in said
+    plain = run(CLASS_PAGE, lang, host=at.query_params["host"])
+    assert t(lang, "room.ask.setup_note") in words(plain)
+
+
+def test_a_close_answer_hears_almost_and_a_far_one_does_not(store):
+    lang = "zh"
+    opened = store.open_class()
+    near, far = store.join(opened.join_code, "Near"), store.join(opened.join_code, "Far")
+    poll_id = store.ask(opened.host_token, POLL)
+    answers = {near: PLAN.max_steps - 1, far: PLAN.max_steps * 4 + 7}
+    for seat, value in answers.items():
+        store.answer(seat.token, poll_id, f"{value}步")  # issue 39: the unit a Chinese student types
+    store.reveal(opened.host_token, poll_id)
+    for seat, value in answers.items():
+        join = run(JOIN_PAGE, lang, seat=seat.token)
+        key = "join.close" if seat is near else "join.wrong"
+        assert t(lang, key, answer=fmt_int(PLAN.max_steps), value=fmt_int(value)) in words(join)
+    assert polls.trap_for(POLL, PLAN.max_steps - 1) is None and polls.trap_for(POLL, PLAN.max_steps * 4 + 7) is None
+    said = words(run(CLASS_PAGE, lang, host=opened.host_token))  # the projector: close said with its gap, far not
+    assert t(lang, "room.reveal.close", value=fmt_int(PLAN.max_steps - 1), count=1, gap="1") in said
+    assert t(lang, "room.reveal.no_rule", value=fmt_int(PLAN.max_steps * 4 + 7), count=1) in said
 
 
 def test_back_on_the_class_page_through_the_menu_is_the_same_class(store):

@@ -280,6 +280,8 @@ def test_the_lesson_page_draws_the_grpo_widget_with_plan_trls_numbers(lang):
     with pytest.raises(TrainerRefusal) as refusal:
         by_hand({**values, "num_generations": 9, "steps_per_generation": 8})
     assert any(refusal.value.message in error.value for error in at.error)
+    # issue 39: TRL's words are English; the reason and the allowed values follow in the reader's language
+    assert refusal.value.fix is not None and refusal.value.fix.get(lang) in [e.value for e in at.markdown]
     assert words["grpo.quantity.max_steps"] not in cards()
     assert not at.exception
 

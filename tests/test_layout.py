@@ -88,3 +88,11 @@ def test_the_animations_html_export_carries_the_one_config():
     page = export_html(build_timeline(plan), "en")
     figure = json.loads(re.search(r'id="steplab-figure">(.*?)</script>', page, re.DOTALL).group(1))
     assert figure["config"] == layout.chart_config("animation")
+
+
+def test_a_phone_gets_no_mode_bar_over_the_legends():
+    """Issue 39: on a phone (no hover) plotly kept its mode bar drawn over the legends at the top of each figure
+    (seen at 420 px on the calculator, the playground, /grpo, the labs and /run): below Streamlit's phone width the
+    page's style hides it; wider screens keep it, shown on hover."""
+    rule = f"@media (max-width: {layout.PHONE_WIDTH}px) {{ .stPlotlyChart .modebar-container {{ display: none !important; }} }}"
+    assert rule in layout.READABILITY_CSS

@@ -183,6 +183,20 @@ def test_a_return_visit_through_the_menu_opens_the_lesson_left_last():
     assert not at.warning
 
 
+@pytest.mark.parametrize("lesson", [LESSONS[0], LESSONS[-1]], ids=lambda lesson: lesson.id)
+def test_a_lessons_number_opens_it(lesson):
+    """Issue 39: the lessons are numbered everywhere, and `/lessons?lesson=11` was refused as an unknown id."""
+    at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=90)
+    at.query_params["lesson"] = str(lesson.number)
+    at.run()
+    assert at.title[0].value == f"{lesson.number}. {lesson.title.zh}" and at.query_params["lesson"] == lesson.id
+    assert not at.warning
+    at = AppTest.from_file(str(ROOT / "app_pages" / "lessons.py"), default_timeout=90)
+    at.query_params["lesson"] = str(len(LESSONS) + 1)  # a number no lesson has is still refused, and said
+    at.run()
+    assert at.warning and at.title[0].value.startswith(f"{LESSONS[0].number}. ")
+
+
 
 def test_the_roll_widget_counts_what_the_learner_types():
     """Lesson 11's ROLL widget: the engine's counts for the numbers typed, and ROLL's own assertion, word for word,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -29,7 +30,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from steplab.errors import InputError, SetupError, TrainerRefusal
-from steplab.i18n import Message, Text, msg, whole
+from steplab.i18n import LANGUAGES, PLACEHOLDER, Message, Text, code, msg, t, whole
 from steplab.teaching import grpo_counting
 from steplab.teaching.explain import Line, explain
 from steplab.teaching.quiz import QuizError, bank_by_id, generate, grade, parse_number
@@ -40,6 +41,7 @@ from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.profiles import PROFILES
 from steplab.trainer.query import plain_value
 from steplab.trainer.setup import TrainingSetup, setup_from_mapping
+from steplab.trl.grpo import GrpoPlan
 
 PollKind = Literal["setup", "change", "bank"]
 KINDS: tuple[str, ...] = ("setup", "change", "bank")
@@ -61,6 +63,17 @@ SHOWN_FIELDS = ("num_samples", "per_device_train_batch_size", "gradient_accumula
                 "num_train_epochs")
 SHOWN_IF_SET = ("max_steps", "dataloader_drop_last", "limit_train_batches", "trainer")
 TOTAL_LINES = WORKED_FOR["max_steps"]
+MARKDOWN_MARKS = re.compile(r"`|\*\*")  # code and bold marks, dropped where text is shown plain
+CLOSE_SHARE = Fraction(1, 10)  # a wrong answer within this share of the answer is close ("almost")
+# The unit a student may type after a number, by the quantity asked (words: `poll.unit.<unit>`, both languages
+# accepted on either page); setup and change polls ask steps.
+UNIT_OF: dict[str, str] = {
+    "max_steps": "steps", "optimizer_steps": "steps", "num_update_steps_per_epoch": "steps", "warmup_steps": "steps",
+    "first_epoch_end_step": "steps", "micro_batches_per_epoch": "micro_batches",
+    "last_group_micro_batches": "micro_batches", "total_train_batch_size": "samples",
+    "samples_duplicated_per_epoch": "samples", "save_count": "checkpoints", "eval_every_epochs": "epochs",
+    "final_epoch": "epochs", "unique_prompts_per_round": "prompts", "generation_batch_size": "completions",
+}
 
 
 class PollError(InputError):
@@ -195,7 +208,7 @@ def _plan(setup: TrainingSetup) -> Plan:
     except SetupError as error:
         raise PollError("poll.cannot_plan", problem=error.text) from None
     except TrainerRefusal as refusal:
-        raise PollError("poll.refused", error=f"{refusal.error_type}: {refusal.message}") from None
+        raise PollError("poll.refused", error=code(f"{refusal.error_type}: {refusal.message}")) from None
 
 
 def poll_from_setup(setup: TrainingSetup) -> Poll:
@@ -250,6 +263,23 @@ def bank_choices() -> tuple[str, ...]:
     """Ids of the bank questions a class can be asked (numeric, grpo and single-answer choice kinds: a student
     sends one number or one option)."""
     return tuple(qid for qid in bank_by_id() if _offered(qid))
+
+
+def bank_prompt(question_id: str) -> Text:
+    """A bank question as the instructor's chooser lists it: its prompt in plain text (no Markdown: an option
+    shows its text as typed), the same whatever the seed: a number the seed draws is "…" (the preview below the
+    chooser shows the drawn question), so the list never disagrees with the preview."""
+    spec = bank_by_id()[question_id]
+    if spec.params:
+        said = Text(*(PLACEHOLDER.sub("…", spec.prompt.get(lang)) for lang in ("zh", "en")))
+    else:
+        said = _question_cached(question_id, 0).prompt
+    return Text(*(MARKDOWN_MARKS.sub("", said.get(lang)) for lang in ("zh", "en")))
+
+
+def bank_lesson(question_id: str) -> int:
+    """The lesson a bank question belongs to."""
+    return bank_by_id()[question_id].lesson
 
 
 def poll_from_bank(question_id: str, seed: int) -> Poll:
@@ -419,6 +449,37 @@ def _option_index(response: Any, count: int) -> int:
     return index
 
 
+def unit(poll: Poll) -> str | None:
+    """The unit of what a numeric poll asks (`UNIT_OF`'s: steps, micro-batches, samples ...), None when it has
+    none a student would type."""
+    if poll.kind != "bank":
+        return "steps"
+    if not is_numeric(poll):
+        return None
+    return UNIT_OF.get(_question(poll).spec.answer or "")
+
+
+@lru_cache(maxsize=16)
+def unit_words(name: str) -> tuple[str, ...]:
+    """The words of unit `name` a student may type, in either language, longest first ("条样本" before "条")."""
+    words = {word.strip() for lang in LANGUAGES for word in t(lang, f"poll.unit.{name}").split("/")}
+    return tuple(sorted((word for word in words if word), key=len, reverse=True))
+
+
+def without_unit(poll: Poll, text: str) -> str:
+    """A typed answer without the one trailing unit the question asks for: "75步", "75 steps" and "1,600 条样本"
+    read as the number; another word is left for the number reader to refuse."""
+    name = unit(poll)
+    stripped = text.strip()
+    if name is None:
+        return text
+    folded = stripped.casefold()
+    for word in unit_words(name):
+        if folded.endswith(word.casefold()) and (number := stripped[: len(stripped) - len(word)].strip()):
+            return number
+    return text
+
+
 def check(poll: Poll, response: Any) -> float:
     """The response as the number to store (a choice: the option index), or `PollAnswerError`.
 
@@ -429,6 +490,8 @@ def check(poll: Poll, response: Any) -> float:
         return float(_option_index(response, len(options(poll))))
     if isinstance(response, str) and len(response) > MAX_TEXT_CHARS:
         raise PollAnswerError("quiz.too_long", limit=MAX_TEXT_CHARS)
+    if isinstance(response, str):
+        response = without_unit(poll, response)
     value = parse_number(response)
     if isinstance(value, Message):
         raise _refuse(value)
@@ -516,6 +579,95 @@ def _setup_traps(plan: Plan) -> list[Trap]:
     return traps
 
 
+def _epoch_traps(plan: Plan, asked: str) -> list[Trap]:
+    """The wrong rules for a question about one epoch or one update (the lessons before the total): the
+    micro-batches taken for updates or the other way round, the GPUs or the accumulation forgotten, the samples
+    divided once and rounded the other way. Each value is the engine's for the changed setup."""
+    s = plan.setup
+    batch, ga, gpus = s.per_device_train_batch_size, s.gradient_accumulation_steps, s.world_size
+    micro, per_epoch = plan.micro_batches_per_epoch, plan.num_update_steps_per_epoch
+    traps: list[Trap] = []
+
+    def other(**changes: Any) -> Plan | None:
+        try:
+            return make_plan(s.replace(**changes))
+        except (SetupError, TrainerRefusal):
+            return None
+
+    if asked == "num_update_steps_per_epoch":
+        if ga > 1:
+            traps.append(Trap(float(micro), msg("poll.trap.epoch_micro_as_updates", value=micro, ga=ga, count=micro)))
+        if gpus > 1 and (one := other(world_size=1)) is not None:
+            traps.append(Trap(float(one.num_update_steps_per_epoch), msg(
+                "poll.trap.epoch_forgot_gpus", value=one.num_update_steps_per_epoch, gpus=gpus, micro=micro,
+                count=gpus)))
+        rounded = s.num_samples // (batch * ga * gpus)
+        traps.append(Trap(float(rounded), msg("poll.trap.epoch_rounded_down", value=rounded, samples=s.num_samples,
+                                              batch=batch, ga=ga, gpus=gpus, micro=micro, per_epoch=per_epoch)))
+    elif asked == "micro_batches_per_epoch":
+        if ga > 1:
+            traps.append(Trap(float(per_epoch), msg("poll.trap.epoch_updates_as_micro", value=per_epoch, ga=ga,
+                                                    count=per_epoch)))
+        if (flipped := other(dataloader_drop_last=not s.dataloader_drop_last)) is not None:
+            value = flipped.micro_batches_per_epoch
+            key = "poll.trap.epoch_kept_last" if s.dataloader_drop_last else "poll.trap.epoch_dropped_last"
+            traps.append(Trap(float(value), msg(key, value=value, count=value)))
+        if gpus > 1 and (one := other(world_size=1)) is not None:
+            traps.append(Trap(float(one.micro_batches_per_epoch), msg(
+                "poll.trap.epoch_forgot_gpus_micro", value=one.micro_batches_per_epoch, gpus=gpus, count=gpus)))
+    elif asked == "total_train_batch_size":
+        if gpus > 1:
+            traps.append(Trap(float(batch * ga), msg("poll.trap.batch_forgot_gpus", value=batch * ga, batch=batch,
+                                                     ga=ga, gpus=gpus, count=gpus)))
+        if ga > 1:
+            traps.append(Trap(float(batch * gpus), msg("poll.trap.batch_forgot_accumulation", value=batch * gpus,
+                                                       batch=batch, gpus=gpus, ga=ga, count=ga)))
+        traps.append(Trap(float(batch), msg("poll.trap.batch_one_micro_batch", value=batch, count=batch)))
+    return traps
+
+
+def _grpo_traps(plan: GrpoPlan, asked: str | None) -> list[Trap]:
+    """The wrong rules for a GRPO question, each worked out by the engine. For its steps: GRPO's own
+    (`grpo_counting.traps`: the prompts as steps, B as prompts, μ or the processes forgotten, one big division),
+    then the Trainer's that lesson 11 names or the earlier lessons teach: the prompts times the epochs, one epoch
+    only, every micro-batch an update, the completions trained, the generation rounds (ROLL's step). For the
+    prompts of a round: the round's completions, not divided by G."""
+    s, trainer = plan.setup, plan.trainer
+    epochs, ga = whole(s.num_train_epochs), s.gradient_accumulation_steps
+    if asked == "unique_prompts_per_round":
+        return [Trap(float(plan.generation_batch_size), msg(
+            "poll.trap.grpo_round_completions", value=plan.generation_batch_size, generations=s.num_generations,
+            batch=s.per_device_train_batch_size, processes=s.world_size, steps=plan.steps_per_generation,
+            count=plan.generation_batch_size))]
+    if asked not in ("max_steps", "optimizer_steps"):
+        return []
+    found = [Trap(trap.value, trap.why) for trap in grpo_counting.traps(plan)]
+    whole_epochs = float(s.num_train_epochs).is_integer()
+    if whole_epochs and s.num_train_epochs != 1:
+        value = s.num_samples * int(epochs)
+        found.append(Trap(float(value), msg("poll.trap.grpo_prompts_epochs", value=value, prompts=s.num_samples,
+                                            epochs=epochs, effective=plan.completions_per_update,
+                                            count=plan.completions_per_update)))
+        per_epoch = trainer.num_update_steps_per_epoch
+        found.append(Trap(float(per_epoch), msg("poll.trap.one_epoch", value=per_epoch, epochs=epochs,
+                                                count=per_epoch)))
+    micro = trainer.micro_batches_per_epoch
+    if whole_epochs and ga > 1:
+        value = micro * int(epochs)
+        found.append(Trap(float(value), msg("poll.trap.forgot_accumulation", value=value, micro=micro,
+                                            epochs=epochs, ga=ga, count=ga)))
+    if whole_epochs:
+        value = s.num_samples * s.num_generations * int(epochs)
+        found.append(Trap(float(value), msg("poll.trap.grpo_completions", value=value, prompts=s.num_samples,
+                                            generations=s.num_generations, epochs=epochs,
+                                            effective=plan.completions_per_update,
+                                            count=plan.completions_per_update)))
+    rounds = plan.generation_rounds
+    found.append(Trap(float(rounds), msg("poll.trap.grpo_rounds", value=rounds, per_round=plan.micro_batches_per_round,
+                                         ga=ga, count=rounds)))
+    return found
+
+
 def _change_traps(poll: Poll, old: Plan) -> list[Trap]:
     """The wrong rules for a change: nothing changes; the total scaled the wrong way by the change's factor."""
     field = poll.change[0]  # type: ignore[index]
@@ -555,10 +707,13 @@ def _reveal_cached(poll: Poll) -> Reveal:
         question = _question(poll)
         answer = float(question.answer) if question.numeric else None
         traps: list[Trap] = []
-        if question.kind == "numeric" and question.spec.answer == "max_steps" and question.setup is not None:
-            traps = _setup_traps(make_plan(question.setup))
-        if question.run is not None and question.spec.answer in ("max_steps", "optimizer_steps"):
-            traps = [Trap(trap.value, trap.why) for trap in grpo_counting.traps(grpo_counting.grpo_plan(question.run))]
+        if question.kind == "numeric" and question.setup is not None:
+            if question.spec.answer == "max_steps":
+                traps = _setup_traps(make_plan(question.setup))
+            else:
+                traps = _epoch_traps(make_plan(question.setup), question.spec.answer or "")
+        if question.run is not None:
+            traps = _grpo_traps(grpo_counting.grpo_plan(question.run), question.spec.answer)
         return Reveal(answer, question.correct, worked_for(question), _kept(answer, traps), question.explanation)
     plan = _plan(_asked_setup(poll))
     traps = _change_traps(poll, _plan(_old_setup(poll))) if poll.kind == "change" else []
@@ -578,6 +733,19 @@ def trap_for(poll: Poll, value: float) -> Trap | None:
     if number is None:
         return None
     return next((trap for trap in reveal(poll).traps if numbers_match(number, trap.value, None)), None)
+
+
+def is_close(poll: Poll, value: float) -> bool:
+    """A wrong numeric answer close to the engine's: within `CLOSE_SHARE` of it, or one off a whole answer (a
+    rounding slip). What earns "almost"; 4× off is not close. Choice polls are never close."""
+    number = _finite(value)
+    if number is None or not is_numeric(poll) or is_correct(poll, number):
+        return False
+    answer = _answer(poll)
+    if answer is None:
+        return False
+    gap = abs(Fraction(number) - Fraction(answer))
+    return gap <= CLOSE_SHARE * abs(Fraction(answer)) or (whole_answer(poll) and gap <= 1)
 
 
 @dataclass(frozen=True)

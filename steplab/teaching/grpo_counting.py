@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.i18n import Message, fmt_int, msg, whole
+from steplab.i18n import Message, code, fmt_int, msg, whole
 from steplab.teaching.explain import Line, explain
 from steplab.trainer.fields import TRL_FIELD_NAMES
 from steplab.trainer.setup import TrainingSetup, setup_from_mapping
@@ -259,6 +259,7 @@ class WidgetView:
     notes: tuple[Message, ...] = ()
     worked: tuple[Line, ...] = ()
     refusal: Message | None = None
+    fix: Message | None = None  # with a refusal: why, in the reader's language, and what TRL allows (as /grpo says)
 
 
 def widget_view(values: Mapping[str, Any]) -> WidgetView:
@@ -266,8 +267,8 @@ def widget_view(values: Mapping[str, Any]) -> WidgetView:
     try:
         plan = plan_of(values)
     except TrainerRefusal as refusal:
-        return WidgetView(notes=_why_refused(values), refusal=msg("grpo.widget_refused", error=f"{refusal.error_type}: "
-                                                                                      f"{refusal.message}"))
+        return WidgetView(notes=_why_refused(values), refusal=msg(
+            "grpo.widget_refused", error=code(f"{refusal.error_type}: {refusal.message}")), fix=refusal.fix)
     except SetupError as error:
         return WidgetView(refusal=msg("grpo.bad_input", problem=error.text))
     results = tuple((label(name), grpo_quantity(plan, name)) for name in RESULTS)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from steplab.i18n import Message, fmt_float, msg
+from steplab.i18n import Message, code, fmt_float, msg
 from steplab.trainer.arguments import WARMUP_RATIO_REMOVED
 from steplab.trainer.events import events, interval
 from steplab.trainer.plan import Plan
@@ -163,7 +163,7 @@ def _warmup(plan: Plan) -> list[Warning]:
         pin = {"first": WARMUP_RATIO_ALIAS[0], "last": WARMUP_RATIO_ALIAS[1]}
         found.append(_warning("warmup_ratio_deprecated", {
             **pin, "lf": LLAMA_FACTORY_VERSION, "lf_first": LLAMA_FACTORY_TRANSFORMERS[0],
-            "lf_last": LLAMA_FACTORY_TRANSFORMERS[1], "removed": WARMUP_RATIO_GONE, "error": WARMUP_RATIO_REFUSAL},
+            "lf_last": LLAMA_FACTORY_TRANSFORMERS[1], "removed": WARMUP_RATIO_GONE, "error": code(WARMUP_RATIO_REFUSAL)},
             {"ratio": fmt_float(setup.warmup_ratio), "one": 1}))
         if setup.warmup_steps:
             found.append(_warning("warmup_ratio_overrides_steps", {**pin, "steps": fmt_float(setup.warmup_steps)}))

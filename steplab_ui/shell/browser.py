@@ -26,7 +26,7 @@ Two kinds of script, both run in the page itself (no frame, nothing fetched):
     element before the code for its kind has loaded, and the main column's figures bring plotly (4.7 MB, seconds of a busy
     browser's main thread): the sidebar's controls stood grey until the figures were drawn, 14 s after the page
     said it was idle on /schedule on a busy machine.
-  - `streamlit_words`: the one word of Streamlit's own a script can reach, the uploader's "Upload" button, in the
+  - `streamlit_words`: the words of Streamlit's own a script can reach, the uploader's "Upload" button and its "64MB per file", in the
     user's language (Streamlit 1.67 has no setting for any of its own words; see the function).
 
 Each script sits in a container no one sees (keyed `HIDDEN_KEY…`), so it takes no room on the page.
@@ -197,13 +197,26 @@ def capped_note(key: str, text: str) -> None:
 
 
 UPLOAD_BUTTON = "[data-testid='stFileUploaderDropzone'] [data-testid='stBaseButton-secondary'] [data-testid='stMarkdownContainer'] p"
+UPLOAD_LIMIT = "[data-testid='stFileUploaderDropzoneInstructions'] span"  # "64MB per file • JSON, CSV"
 
 _WORDS = """<script>
 (() => {
   window.steplabUploadWord = WORD;
+  window.steplabPerFile = PER_FILE;
   const put = () => {
     for (const text of document.querySelectorAll(BUTTON)) {
       if (text.textContent !== window.steplabUploadWord) text.textContent = window.steplabUploadWord;
+    }
+    for (const text of document.querySelectorAll(LIMIT)) {
+      if (text.children.length) continue;
+      // Streamlit's English, kept beside what is shown: a switch of language rewrites it from the original
+      if (text.dataset.steplabOriginal === undefined || text.textContent !== text.dataset.steplabShown) {
+        text.dataset.steplabOriginal = text.textContent;
+      }
+      const found = text.dataset.steplabOriginal.match(/^(\\S+) per file(.*)$/s);
+      const shown = found ? window.steplabPerFile.replace("{size}", found[1]) + found[2] : text.dataset.steplabOriginal;
+      text.dataset.steplabShown = shown;
+      if (text.textContent !== shown) text.textContent = shown;
     }
   };
   put();
@@ -215,7 +228,7 @@ _WORDS = """<script>
 
 
 def streamlit_words(lang: str) -> None:
-    """The file uploader's "Upload" button in the user's language.
+    """The file uploader's "Upload" button and its size limit ("64MB per file") in the user's language.
 
     Streamlit 1.67 writes its own words in English in its frontend bundle, with no setting or parameter for any
     of them: the uploader's "Upload", "Drag and drop a file here", "… per file", "File must be … or smaller",
@@ -224,8 +237,10 @@ def streamlit_words(lang: str) -> None:
     language) and `max_upload_size` (/config's YAML uploader takes files up to the server's cap, so that a large
     file is refused by the page in the user's language, not by the browser in English). The button's own text
     is replaced here, as text (a screen reader and axe read it; CSS generated content, tried first, is not the
-    button's name to axe), and put back after a switch to English."""
-    script = _WORDS.replace("WORD", json.dumps(t(lang, "streamlit.upload"))).replace("BUTTON", json.dumps(UPLOAD_BUTTON))
+    button's name to axe), and put back after a switch to English; so is the limit below it, "64MB per file", its
+    size and its file types kept, Streamlit's English remembered beside it for a switch back."""
+    script = (_WORDS.replace("WORD", json.dumps(t(lang, "streamlit.upload"))).replace("BUTTON", json.dumps(UPLOAD_BUTTON))
+              .replace("PER_FILE", json.dumps(t(lang, "streamlit.per_file"))).replace("LIMIT", json.dumps(UPLOAD_LIMIT)))
     _script(f"{HIDDEN_KEY}_words", script)
 
 

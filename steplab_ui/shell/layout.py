@@ -80,6 +80,9 @@ FIGURE_TEXT = {
 # the light or dark theme; the words' size in presenter view is the figure builders' (`presenter.figure_layout`),
 # as a cached figure is drawn as it was built (`frozen_figure`).
 CHART_CONFIG: dict[str, Any] = {"displaylogo": False, "scrollZoom": False, "responsive": True}
+# Below this width (Streamlit's own phone breakpoint) a figure has no mode bar: a phone has no hover, so plotly
+# kept it drawn over the top of the figure, where the legends are; its zoom and pan fight the page's scrolling.
+PHONE_WIDTH = 640
 PNG_SCALE = 2
 
 
@@ -118,12 +121,14 @@ FIGURE_TEXT_DARK
 [class*='st-key-LABELLED_ROW_KEY'] > :first-child { flex: 0 1 48% !important; min-width: 0; }
 [class*='st-key-LABELLED_ROW_KEY'] > :first-child p { font-size: 0.875rem; }
 [class*='st-key-LABELLED_ROW_KEY'] > :last-child { flex: 1 1 0 !important; min-width: 0; }
+@media (max-width: PHONE_WIDTHpx) { .stPlotlyChart .modebar-container { display: none !important; } }
 </style>"""
     dark_text = "\n".join(f"  .stPlotlyChart text[style*='{svg_fill(light)}'] {{ fill: {dark} !important; }}"
                           for light, dark in FIGURE_TEXT.values())
     for name, value in (("CONSOLE_CLASS", CONSOLE_CLASS), ("CARDS_KEY", CARDS_KEY), ("FIRST_ROW_KEY", FIRST_ROW_KEY),
                         ("LABELLED_ROW_KEY", LABELLED_ROW_KEY), ("FIGURE_TEXT_DARK", dark_text),
-                        ("CHART_GREY_FILL", svg_fill(CHART_GREY)), ("CHART_INK", CHART_INK)):
+                        ("CHART_GREY_FILL", svg_fill(CHART_GREY)), ("CHART_INK", CHART_INK),
+                        ("PHONE_WIDTH", str(PHONE_WIDTH))):
         css = css.replace(name, value)
     return css
 

@@ -127,6 +127,9 @@ MAIN [data-testid='stCaptionContainer'], MAIN [data-testid='stCaptionContainer']
 MAIN [data-testid='stMarkdownContainer'] code, MAIN [data-testid='stCode'] code {font-size: 0.95em !important;}
 MAIN [data-testid='stCode'] code, MAIN .CONSOLE {font-size: 1.35rem !important;}
 MAIN [data-testid='stMetricLabel'] p {font-weight: 700 !important;}
+/* a card's label wraps rather than losing its end ("训练轮（state.ep…" on /animation) */
+MAIN [data-testid='stMetricLabel'], MAIN [data-testid='stMetricLabel'] *
+  {white-space: normal !important; overflow: visible !important; text-overflow: clip !important; height: auto !important;}
 /* key numbers: NUMBER_PX */
 MAIN [data-testid='stMetric'] [data-testid='stMetricValue'], MAIN [data-testid='stMetric'] [data-testid='stMetricValue'] *
   {font-size: NUMBER_PXpx !important; font-weight: 800 !important; line-height: 1.15 !important;}
@@ -137,6 +140,11 @@ MAIN button p, MAIN button span {font-size: TEXT_PXpx !important; font-weight: 7
 MAIN input, MAIN [data-baseweb='select'] div, MAIN [data-baseweb='select'] span
   {font-size: TEXT_PXpx !important;}
 MAIN [data-baseweb='input'], MAIN [data-baseweb='select'] > div {min-height: 3.25rem !important;}
+/* a choice's circle or box as large as its words (Streamlit's 1 rem beside TEXT_PX text looked like a dot) */
+MAIN [data-testid='stRadioOption'] > div > div:first-child, MAIN [data-testid='stCheckbox'] label > span:first-child
+  {width: 1.6rem !important; height: 1.6rem !important; min-width: 1.6rem !important; margin-top: 0.1rem !important;}
+MAIN [data-testid='stRadioOption'] > div > div:first-child > div {width: 0.7rem !important; height: 0.7rem !important;}
+MAIN [data-testid='stRadioOption'] > div {gap: 0.6rem !important; align-items: flex-start !important;}
 /* the min and max under the track (shown on hover, in TEXT_PX) hang below the slider's box: room for them, clear of
    whatever comes next (the animation's frame caption) */
 MAIN [data-testid='stSlider'] [role='group'] {padding-top: 0.9rem !important; margin-bottom: 1.6rem !important;}

@@ -95,6 +95,18 @@ def prompt_lines(poll: Poll, lang: str) -> str:
     return "\n".join([polls.prompt(poll).get(lang), *(f"- {line.get(lang)}" for line in said)])
 
 
+BANK_LABEL_CHARS = 70  # a bank question's prompt in the instructor's chooser is cut here
+
+
+def bank_label(question_id: str, lang: str) -> str:
+    """A bank question in the instructor's chooser: its lesson and its prompt as plain text, numbers the seed draws
+    as "…" (`polls.bank_prompt`), so the option reads the same whatever numbers the preview below shows."""
+    said = polls.bank_prompt(question_id).get(lang)
+    if len(said) > BANK_LABEL_CHARS:
+        said = said[:BANK_LABEL_CHARS].rstrip() + "…"
+    return t(lang, "poll.bank_label", lesson=polls.bank_lesson(question_id), prompt=said)
+
+
 def answer_text(poll: Poll, value: float | None, lang: str) -> str:
     """A stored value as the student gave it: a number, or a choice poll's option text."""
     if value is None:
@@ -164,13 +176,22 @@ def show_spread(poll: Poll, tally: Tally, lang: str, key: str, presenter: bool =
 
 
 def given_lines(poll: Poll, tally: Tally, lang: str) -> list[str]:
-    """The wrong answers the room gave, most frequent first, each with the wrong rule that produces it (or that no
-    common rule does), as Markdown list items; beyond `MAX_EXPLAINED` answers, one line counts the rest."""
+    """The wrong answers the room gave, most frequent first, each with the wrong rule that produces it (or, close to
+    the answer, how far off it is; or that no common rule gives it), as Markdown list items; beyond
+    `MAX_EXPLAINED` answers, one line counts the rest."""
     given = polls.wrong_answers(poll, tally.values)
-    lines = [t(lang, "room.reveal.trap", value=answer_text(poll, item.value, lang), count=item.count,
-               why=item.trap.why.get(lang)) if item.trap is not None else
-             t(lang, "room.reveal.no_rule", value=answer_text(poll, item.value, lang), count=item.count)
-             for item in given[:MAX_EXPLAINED]]
+    answer = polls.reveal(poll).answer
+
+    def line(item: polls.Given) -> str:
+        value = answer_text(poll, item.value, lang)
+        if item.trap is not None:
+            return t(lang, "room.reveal.trap", value=value, count=item.count, why=item.trap.why.get(lang))
+        if answer is not None and polls.is_close(poll, item.value):  # no rule, but close: "almost", and how far
+            return t(lang, "room.reveal.close", value=value, count=item.count,
+                     gap=fmt_number(whole(abs(item.value - answer))))
+        return t(lang, "room.reveal.no_rule", value=value, count=item.count)
+
+    lines = [line(item) for item in given[:MAX_EXPLAINED]]
     if rest := given[MAX_EXPLAINED:]:
         lines.append(t(lang, "room.reveal.more", answers=len(rest), count=len(rest)))
     return [f"- {line}" for line in lines]
@@ -205,8 +226,8 @@ def feedback(poll: Poll, mine: float | None, lang: str) -> None:
     elif polls.is_correct(poll, mine):
         st.success(t(lang, "join.right", answer=right_answer), icon=":material/check_circle:")
     else:
-        st.warning(t(lang, "join.wrong", answer=right_answer, value=answer_text(poll, mine, lang)),
-                   icon=":material/lightbulb:")
+        st.warning(t(lang, "join.close" if polls.is_close(poll, mine) else "join.wrong", answer=right_answer,
+                     value=answer_text(poll, mine, lang)), icon=":material/lightbulb:")
         trap = polls.trap_for(poll, mine)
         if trap is not None:
             st.markdown(t(lang, "join.trap", why=trap.why.get(lang)))

@@ -111,8 +111,14 @@ def check(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = F
     st.subheader(t(lang, "lesson.self_check"))
     specs = [spec for spec in quiz.load_bank() if spec.lesson == lesson.number][: block.data.get("count", 3)]
     seed = st.session_state.setdefault(f"{key}_seed", st.session_state.get("_lesson_seed_base", 0) + lesson.number)
-    results = [quiz_view.render_question(quiz.generate(spec, seed + index), lang, key=f"{key}_q{index}")
-               for index, spec in enumerate(specs)]
+    # presenter view: the questions side by side, so that the part fits the projector (one under another, lesson
+    # 11's three were 1,585 px high at 1920 x 1080)
+    places = st.columns(len(specs), border=False) if presenter and specs else [st.container() for _ in specs]
+    results = []
+    for index, (spec, place) in enumerate(zip(specs, places, strict=True)):
+        with place:
+            results.append(quiz_view.render_question(quiz.generate(spec, seed + index), lang, key=f"{key}_q{index}",
+                                                     titled=not presenter))
     if results and all(feedback is not None and feedback.correct for feedback in results):
         progress.mark_lesson_done(lesson.number)
         st.success(t(lang, "lesson.done"), icon=":material/verified:")

@@ -266,6 +266,8 @@ def grpo(lesson: Lesson, block: Block, lang: str, key: str, presenter: bool = Fa
     view = grpo_counting.widget_view(changed)
     if view.refusal is not None:
         st.error(view.refusal.get(lang), icon=":material/block:")
+        if view.fix is not None:  # TRL's words are English: the reason and the allowed values in the reader's
+            st.markdown(view.fix.get(lang))
         for note in view.notes:
             st.info(note.get(lang), icon=":material/info:")
         return

@@ -187,11 +187,13 @@ def show_feedback(question: Question, feedback: Feedback, lang: str, counted: st
             _lines(feedback, lang)
 
 
-def render_question(question: Question, lang: str, key: str, *, source: str | None = "lesson") -> Feedback | None:
+def render_question(question: Question, lang: str, key: str, *, source: str | None = "lesson",
+                    titled: bool = True) -> Feedback | None:
     """Draw one question with its input, a check button and the feedback of the last check (None before one).
 
     `source` says where a graded answer counts: "lesson" (the question's lesson check), "selfstudy", or None
-    (not counted, e.g. a presenter's demo). Each question instance counts once, at its first check.
+    (not counted, e.g. a presenter's demo). Each question instance counts once, at its first check. Untitled,
+    its caption names its kind only (a lesson's self-check on the projector, under the lesson's own title).
     """
     base = _base(question, key)
     stored = st.session_state.get(_feedback_key(key))
@@ -199,8 +201,9 @@ def render_question(question: Question, lang: str, key: str, *, source: str | No
         _clear(key)  # a different question now uses this key
         stored = None
     with st.container(border=True, key=f"{key}__box"):
-        st.caption(t(lang, "quiz.question_caption", lesson=lesson_title(question.lesson, lang),
-                     kind=t(lang, f"quiz.kind.{question.kind}")))
+        kind = t(lang, f"quiz.kind.{question.kind}")
+        st.caption(t(lang, "quiz.question_caption", lesson=lesson_title(question.lesson, lang), kind=kind)
+                   if titled else kind)
         st.markdown(question.prompt.get(lang))
         _input(question, lang, base, key)
         clicked = st.button(t(lang, "quiz.check"), key=f"{base}__check", type="primary", icon=":material/check:",

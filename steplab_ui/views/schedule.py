@@ -12,7 +12,7 @@ from functools import partial
 import streamlit as st
 
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.i18n import fmt_int, fmt_lr, t
+from steplab.i18n import code, fmt_int, fmt_lr, t
 from steplab.simulation import lr_curve, lr_export, lr_overlays
 from steplab.trainer import schedule_arguments
 from steplab.trainer.events import events
@@ -153,7 +153,8 @@ def overlay_controls(base: Plan, lang: str) -> list[schedule_chart.Overlay]:
             try:
                 other_plan = make_plan(lr_overlays.variant(base, kind, value))
             except (TrainerRefusal, SetupError) as problem:
-                text = problem.message(lang) if isinstance(problem, SetupError) else f"{problem.error_type}: {problem.message}"
+                text = (problem.message(lang) if isinstance(problem, SetupError)
+                        else code(f"{problem.error_type}: {problem.message}"))  # the Trainer's words as typed
                 problems.append(t(lang, "schedule.overlay_refused", n=index + 1, message=text))
                 continue
             name = lr_overlays.variant_label(kind, value, other_plan).get(lang)

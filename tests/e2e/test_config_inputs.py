@@ -5,6 +5,8 @@ The numbers come from the code: the box's cap (`browser.TEXT_BOX_CHARS`), the si
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -111,3 +113,17 @@ def test_the_uploader_speaks_chinese_where_streamlit_lets_it(page: Page, app_ser
     expect(button).to_have_accessible_name(t("zh", "streamlit.upload"))
     expect(dropzone.get_by_test_id("stFileUploaderDropzoneInstructions")).to_be_hidden()
     assert "Upload" not in dropzone.inner_text() and "per file" not in dropzone.inner_text()
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_uploaders_size_limit_is_said_in_the_pages_language(page: Page, app_server: StreamlitServer,
+                                                                 lang: str) -> None:
+    """Issue 39: /run's and /config's uploaders said "64MB per file" on a Chinese page. The limit line is said in
+    the page's language, its size and file types kept; English pages keep Streamlit's own words."""
+    open_app(page, f"{app_server.url}/run" + ("?lang=en" if lang == "en" else ""))
+    limits = page.get_by_test_id("stFileUploaderDropzoneInstructions")
+    expect(limits.first).to_be_attached()
+    said = limits.first.evaluate("e => e.textContent")
+    size = re.search(r"\d+(?:\.\d+)?[KMG]B", said).group(0)
+    assert said.startswith(t(lang, "streamlit.per_file", size=size)), said
+    assert ("per file" in said) is (lang == "en")

@@ -169,3 +169,51 @@ def test_a_deep_link_opens_presenter_view_and_the_session_keeps_it(browser: Brow
     finally:
         context.close()
 
+
+
+RL = next(lesson for lesson in load_lessons() if lesson.number == 11)
+CHOICE_MARKS = """() => [...document.querySelectorAll("[data-testid='stMain'] [data-testid='stRadioOption']")]
+    .map((option) => [option.querySelector(':scope > div > div:first-child').getBoundingClientRect().width,
+                      parseFloat(getComputedStyle(option.querySelector('p')).fontSize)])"""
+CUT_LABELS = """() => [...document.querySelectorAll("[data-testid='stMain'] [data-testid='stMetricLabel'] *")]
+    .filter((e) => e.scrollWidth > e.clientWidth + 1 || getComputedStyle(e).textOverflow === 'ellipsis'
+                   && e.scrollWidth > e.clientWidth).map((e) => e.textContent)"""
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_lesson_11s_self_check_fits_the_projector_with_choices_a_hand_can_hit(browser: Browser, server_url: str,
+                                                                               screenshot_dir: Path, lang: str):
+    """Issue 39: the last part of lesson 11 (its self-check) was 1,585 px high at 1920 x 1080 and its radio circles
+    were a 16 px dot beside 30 px words. Every question's check button is above the fold, each circle at least
+    as wide as three quarters of its words' size."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    page = context.new_page()
+    try:  # by its number: `?lesson=11` opens it (issue 39 too)
+        open_app(page, f"{server_url}/lessons?lesson={RL.number}&presenter=1" + ("&lang=en" if lang == "en" else ""))
+        for _ in range(len(RL.blocks) - 1):
+            page.keyboard.press("PageDown")
+            wait_for_app_run(page, timeout=SLOW)
+        expect(page.get_by_test_id("stProgress")).to_contain_text(
+            t(lang, "lesson.position", n=len(RL.blocks), total=len(RL.blocks)), timeout=SLOW)
+        checks = page.get_by_test_id("stMain").get_by_role("button", name=t(lang, "quiz.check"))
+        expect(checks.first).to_be_visible(timeout=SLOW)
+        page.screenshot(path=str(screenshot_dir / f"presenter-lesson11-check-{lang}-1920.png"))
+        bottoms = [box["y"] + box["height"] for box in (button.bounding_box() for button in checks.all())]
+        assert len(bottoms) >= 2 and max(bottoms) <= HEIGHT, bottoms
+        marks = page.evaluate(CHOICE_MARKS)
+        assert marks and all(width >= 0.75 * size for width, size in marks), marks
+    finally:
+        context.close()
+
+
+def test_the_animations_cards_say_their_whole_label(browser: Browser, server_url: str):
+    """Issue 39: /animation's card label was cut on the projector ("训练轮（state.ep…"): it wraps now."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    page = context.new_page()
+    try:
+        open_app(page, f"{server_url}/animation?frame=8&presenter=1")
+        expect(page.get_by_test_id("stMain").get_by_test_id("stMetricLabel").first).to_be_visible(timeout=SLOW)
+        assert page.evaluate(CUT_LABELS) == []
+        assert t("zh", "anim.metric.epoch") in page.get_by_test_id("stMain").inner_text()
+    finally:
+        context.close()

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from steplab.errors import SetupError, TrainerRefusal
-from steplab.i18n import Message, msg, whole
+from steplab.i18n import Message, code, msg, whole
 from steplab.teaching import grpo_counting
 from steplab.teaching.explain import Line, explain
 from steplab.teaching.quiz.schema import (
@@ -168,7 +168,7 @@ def _grade_sliders(question: Question, response: Any) -> Feedback:
         message = msg("quiz.field_problem", field=error.field, problem=problem) if error.field else problem
         return Feedback(False, "wrong", message, hint=question.hint)
     except TrainerRefusal as refusal:
-        return Feedback(False, "wrong", msg("quiz.sliders_refused", error=f"{refusal.error_type}: {refusal.message}"),
+        return Feedback(False, "wrong", msg("quiz.sliders_refused", error=code(f"{refusal.error_type}: {refusal.message}")),
                         hint=question.hint)
     results = []
     for target in question.targets:
