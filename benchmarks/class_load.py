@@ -291,13 +291,14 @@ class Nginx:
         main = re.sub(r"^include /etc/nginx/modules-enabled/.*$", "", main, flags=re.M)
         main = re.sub(r"^pid .*$", f"pid {folder}/nginx.pid;", main, flags=re.M)
         main = re.sub(r"(?m)^(\s*)error_log .*$", rf"\1error_log {folder}/error.log;", main)
-        main = re.sub(r"(?m)^(\s*)access_log .*$", rf"\1access_log {folder}/access.log;", main)
+        main = re.sub(r"(?m)^(\s*)access_log .*$", rf"\1access_log {folder}/access.log steplab;", main)
         main = re.sub(r"(?m)^(\s*)include /etc/nginx/(conf\.d|sites-enabled)/.*$", "", main)
         temp = folder / "temp"
         temp.mkdir()
         paths = "".join(f"    {kind}_temp_path {temp}/{kind};\n" for kind in ("client_body", "proxy", "fastcgi",
                                                                               "uwsgi", "scgi"))
-        main = main.replace("http {", f"http {{\n{paths}    include {folder}/site.conf;", 1)
+        fmt = "    log_format steplab '$upstream_addr $uri $cookie_steplab_replica';\n"  # who served which browser
+        main = main.replace("http {", f"http {{\n{fmt}{paths}    include {folder}/site.conf;", 1)
         (folder / "nginx.conf").write_text(main)
         self.process = subprocess.Popen([binary, "-p", str(folder), "-c", str(folder / "nginx.conf"), "-g",
                                          "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
@@ -314,6 +315,15 @@ class Nginx:
                     said = (folder / "error.log").read_text(errors="replace")
                     raise RuntimeError(f"nginx did not answer: {said}") from None
                 time.sleep(0.2)
+
+    def split(self, tag: str) -> dict[str, int]:
+        """How many of the browsers named `tag-...` had their websocket on each replica (port -> browsers)."""
+        served: dict[str, set[str]] = {}
+        for line in (self.folder / "access.log").read_text().splitlines():
+            upstream, uri, cookie = (line.split(" ") + ["", "", ""])[:3]
+            if uri == "/_stcore/stream" and cookie.startswith(f"{tag}-"):
+                served.setdefault(upstream.rsplit(":", 1)[-1], set()).add(cookie)
+        return {port: len(browsers) for port, browsers in sorted(served.items())}
 
     def pids(self) -> list[int]:
         """nginx's master and its workers."""
@@ -365,7 +375,8 @@ def one_class(front: str, servers: list[Server], nginx: Nginx | None, url: str, 
           f"p95 {percentile(trips, 95):.0f} ms, max {max(trips, default=float('nan')):.0f} ms; "
           f"all answers within {outcome['seconds']:.1f} s (window {args.window:.0f} s)")
     print(f"  projector: showed '{outcome['shown']}' {outcome['delay'] * 1000:.0f} ms after the last confirmed answer "
-          f"(it refreshes every 2 s); CPU: replicas {server_cpu:.1f} s, nginx {nginx_cpu:.1f} s", flush=True)
+          f"(it refreshes every 2 s); CPU: replicas {server_cpu:.1f} s, nginx {nginx_cpu:.1f} s"
+          f"{f'; browsers per replica {nginx.split(tag)}' if front == 'nginx' and nginx else ''}", flush=True)
     return {"lost": lost, "errors": sum(results.errors.values()), "p50 ms": percentile(trips, 50),
             "p95 ms": percentile(trips, 95), "projector ms": outcome["delay"] * 1000, "server CPU s": server_cpu,
             "nginx CPU s": nginx_cpu, "load": (load + load_after) / 2}
