@@ -14,8 +14,9 @@ What happens, as in a room:
 3. N student tabs open `/join?code=...` (straight to replica i mod R, or through nginx with a sticky cookie of
    their own), each from an address of its own (X-Forwarded-For, which the replicas' server takes from the loopback:
    the class's joins limit counts per address, as it would count phones), type a nickname and press Join; their
-   refreshing fragments tick the same way. Then, within `--window` seconds (each at a random moment), every student
-   types an answer and presses Send.
+   refreshing fragments tick the same way. They arrive one after another over `--arrive` seconds. Then, once all
+   have joined, within `--window` seconds (each at a random moment), every student types an answer and presses
+   Send.
 
 Measured: an answer's round trip (Send pressed -> the page says the answer is in), answers lost (sent and
 confirmed, but not in the database afterwards: must be 0), answers refused, the projector's refresh delay (the
@@ -92,6 +93,10 @@ class Tab:
     past_sidebar: bool = False  # the sidebar-first button was pressed (`steplab_ui.shell.browser.sidebar_first`)
 
     async def open(self) -> None:
+        if "Cookie" not in self.headers:  # a browser loads the page first: a balancer's cookie comes with it
+            cookie = await asyncio.to_thread(first_cookie, self.port, self.page, self.headers)
+            if cookie:
+                self.headers = {**self.headers, "Cookie": cookie}
         self.ws = await connect(f"ws://127.0.0.1:{self.port}/_stcore/stream", subprotocols=["streamlit"],
                                 max_size=None, ping_interval=None, open_timeout=60, additional_headers=self.headers)
         self.reader = asyncio.create_task(self._read())
@@ -193,17 +198,26 @@ class Results:
         self.errors[kind] = self.errors.get(kind, 0) + 1
 
 
-def browser(name: str, number: int) -> dict[str, str]:
-    """A browser's headers: its own sticky cookie (nginx hashes it to a replica; a replica ignores it) and its own
-    address, as the phones of a class have (documentation addresses, 198.18.0.0/15)."""
-    return {"Cookie": f"steplab_replica={name}", "X-Forwarded-For": f"198.18.{number // 250}.{number % 250 + 1}"}
+def browser(number: int) -> dict[str, str]:
+    """A browser's headers: its own address, as the phones of a class have (benchmark addresses, 198.18.0.0/15)."""
+    return {"X-Forwarded-For": f"198.18.{number // 250}.{number % 250 + 1}"}
+
+
+def first_cookie(port: int, page: str, headers: dict[str, str]) -> str:
+    """What a browser's first request (the page's HTML) is given to send back: nginx's sticky cookie, or nothing."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/{page}", headers=headers)
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        answer.read()
+        cookies = answer.headers.get_all("Set-Cookie") or []
+    return "; ".join(cookie.split(";", 1)[0] for cookie in cookies if cookie.startswith("steplab_replica="))
 
 
 async def student(number: int, port: int, code: str, window: float, timeout: float, rng: random.Random,
-                  joined: asyncio.Barrier, results: Results, tag: str) -> None:
+                  joined: asyncio.Barrier, results: Results, arrival: float) -> None:
     nickname = f"student{number:03d}"
-    tab = Tab(port, "join", f"lang={LANG}&code={code}", browser(f"{tag}-{nickname}", number))
+    tab = Tab(port, "join", f"lang={LANG}&code={code}", browser(number))
     try:
+        await asyncio.sleep(arrival)  # when this student opens the join link
         await tab.open()
         await tab.until(lambda tab: t(LANG, "join.button") in tab.widgets and "join_nickname" in tab.widgets, timeout)
         await tab.send((text(tab.widgets["join_code"], code), text(tab.widgets["join_nickname"], nickname),
@@ -230,9 +244,9 @@ async def student(number: int, port: int, code: str, window: float, timeout: flo
         await tab.close()
 
 
-async def lesson(ports: list[int], students: int, window: float, timeout: float, seed: int, tag: str) -> dict:
-    """One class: the projector on `ports[0]`, student i on `ports[i mod len(ports)]` (`tag` names their cookies)."""
-    projector = Tab(ports[0], "class", f"lang={LANG}", browser(f"{tag}-projector", 60_000))
+async def lesson(ports: list[int], students: int, window: float, timeout: float, seed: int, arrive: float) -> dict:
+    """One class: the projector on `ports[0]`, student i on `ports[i mod len(ports)]`."""
+    projector = Tab(ports[0], "class", f"lang={LANG}", browser(60_000))
     await projector.open()
     open_label, ask_label = t(LANG, "room.open"), t(LANG, "room.ask.button")
     await projector.until(lambda tab: open_label in tab.widgets, timeout)
@@ -248,7 +262,7 @@ async def lesson(ports: list[int], students: int, window: float, timeout: float,
     joined = asyncio.Barrier(students + 1)
     rng = random.Random(seed)
     tasks = [asyncio.create_task(student(i, ports[i % len(ports)], code, window, timeout,
-                                         random.Random(rng.random()), joined, results, tag))
+                                         random.Random(rng.random()), joined, results, arrive * i / students))
              for i in range(students)]
     await joined.wait()
     began = time.perf_counter()
@@ -275,11 +289,11 @@ class Nginx:
         binary = shutil.which("nginx") or "/usr/sbin/nginx"
         self.port = free_port()
         site = (root / "deploy" / "nginx.conf").read_text()
-        upstreams = re.findall(r"^\s*server 127\.0\.0\.1:\d+;$", site, re.M)
-        if len(upstreams) != len(ports):
-            raise SystemExit(f"deploy/nginx.conf names {len(upstreams)} replicas; run with --replicas {len(upstreams)}")
-        for line, port in zip(upstreams, ports, strict=True):
-            site = site.replace(line, re.sub(r":\d+;", f":{port};", line), 1)
+        named = sorted(set(re.findall(r"server 127\.0\.0\.1:(\d+)", site)))  # the README's 8501, 8502
+        if len(named) != len(ports):
+            raise SystemExit(f"deploy/nginx.conf names {len(named)} replicas; run with --replicas {len(named)}")
+        for readme_port, port in zip(named, ports, strict=True):
+            site = site.replace(f":{readme_port}", f":{port}")
         static = folder / "steplab-static"
         subprocess.run(["sh", str(root / "deploy" / "prepare-static.sh"), str(static), sys.executable], check=True,
                        stdout=subprocess.DEVNULL)
@@ -297,7 +311,7 @@ class Nginx:
         temp.mkdir()
         paths = "".join(f"    {kind}_temp_path {temp}/{kind};\n" for kind in ("client_body", "proxy", "fastcgi",
                                                                               "uwsgi", "scgi"))
-        fmt = "    log_format steplab '$upstream_addr $uri $cookie_steplab_replica';\n"  # who served which browser
+        fmt = "    log_format steplab '$upstream_addr $uri';\n"  # which replica served each websocket
         main = main.replace("http {", f"http {{\n{fmt}{paths}    include {folder}/site.conf;", 1)
         (folder / "nginx.conf").write_text(main)
         self.process = subprocess.Popen([binary, "-p", str(folder), "-c", str(folder / "nginx.conf"), "-g",
@@ -316,14 +330,18 @@ class Nginx:
                     raise RuntimeError(f"nginx did not answer: {said}") from None
                 time.sleep(0.2)
 
-    def split(self, tag: str) -> dict[str, int]:
-        """How many of the browsers named `tag-...` had their websocket on each replica (port -> browsers)."""
-        served: dict[str, set[str]] = {}
-        for line in (self.folder / "access.log").read_text().splitlines():
-            upstream, uri, cookie = (line.split(" ") + ["", "", ""])[:3]
-            if uri == "/_stcore/stream" and cookie.startswith(f"{tag}-"):
-                served.setdefault(upstream.rsplit(":", 1)[-1], set()).add(cookie)
-        return {port: len(browsers) for port, browsers in sorted(served.items())}
+    def log_lines(self) -> int:
+        return len((self.folder / "access.log").read_text().splitlines())
+
+    def split(self, since: int) -> dict[str, int]:
+        """How many websockets (one per tab) each replica held, of those closed after access log line `since`."""
+        served: dict[str, int] = {}
+        for line in (self.folder / "access.log").read_text().splitlines()[since:]:
+            upstream, uri = (line.split(" ") + ["", ""])[:2]
+            if uri == "/_stcore/stream":
+                port = upstream.rsplit(":", 1)[-1]
+                served[port] = served.get(port, 0) + 1
+        return dict(sorted(served.items()))
 
     def pids(self) -> list[int]:
         """nginx's master and its workers."""
@@ -350,13 +368,14 @@ FRONTS = ("direct", "nginx")
 
 
 def one_class(front: str, servers: list[Server], nginx: Nginx | None, url: str, args: argparse.Namespace,
-              sampler: RssSampler, tag: str) -> dict[str, float]:
+              sampler: RssSampler) -> dict[str, float]:
     """One class of `args.students` on running replicas, straight to them or through nginx; its figures."""
     ports = [nginx.port] if front == "nginx" else [server.port for server in servers]
     load = os.getloadavg()[0]
     server_cpu = sampler.cpu_seconds()
     nginx_cpu = cpu_seconds(nginx.pids()) if nginx is not None else 0.0
-    outcome = asyncio.run(lesson(ports, args.students, args.window, args.timeout, args.seed, tag))
+    since = nginx.log_lines() if nginx is not None else 0
+    outcome = asyncio.run(lesson(ports, args.students, args.window, args.timeout, args.seed, args.arrive))
     server_cpu = sampler.cpu_seconds() - server_cpu
     nginx_cpu = (cpu_seconds(nginx.pids()) - nginx_cpu) if nginx is not None else 0.0
     load_after = os.getloadavg()[0]
@@ -376,7 +395,7 @@ def one_class(front: str, servers: list[Server], nginx: Nginx | None, url: str, 
           f"all answers within {outcome['seconds']:.1f} s (window {args.window:.0f} s)")
     print(f"  projector: showed '{outcome['shown']}' {outcome['delay'] * 1000:.0f} ms after the last confirmed answer "
           f"(it refreshes every 2 s); CPU: replicas {server_cpu:.1f} s, nginx {nginx_cpu:.1f} s"
-          f"{f'; browsers per replica {nginx.split(tag)}' if front == 'nginx' and nginx else ''}", flush=True)
+          f"{f'; tabs per replica {nginx.split(since)}' if front == 'nginx' and nginx else ''}", flush=True)
     return {"lost": lost, "errors": sum(results.errors.values()), "p50 ms": percentile(trips, 50),
             "p95 ms": percentile(trips, 95), "projector ms": outcome["delay"] * 1000, "server CPU s": server_cpu,
             "nginx CPU s": nginx_cpu, "load": (load + load_after) / 2}
@@ -402,8 +421,8 @@ def run_classes(root: Path, args: argparse.Namespace, fronts: list[str]) -> list
         sampler.start()
         print(f"{root}: replicas on ports {[s.port for s in servers]}"
               f"{f', nginx on {nginx.port}' if nginx else ''}, database {Store(url).url}", flush=True)
-        for number, front in enumerate(fronts):
-            figures.append(one_class(front, servers, nginx, url, args, sampler, f"c{number}"))
+        for front in fronts:
+            figures.append(one_class(front, servers, nginx, url, args, sampler))
             figures[-1]["peak RSS MiB"] = sampler.peak / 2**20
     finally:
         if sampler is not None:
@@ -432,6 +451,8 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=2)
     parser.add_argument("--window", type=float, default=10.0, help="seconds in which every student answers")
     parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--arrive", type=float, default=20.0, help="seconds over which the students open the join "
+                        "link, one after another, as a room does after the code goes up (then all answer)")
     parser.add_argument("--database-url", default="", help="default: a fresh SQLite file shared by the replicas")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--front", choices=(*FRONTS, "both"), default="direct",
