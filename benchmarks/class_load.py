@@ -85,6 +85,7 @@ class Tab:
     headers: dict[str, str] = field(default_factory=dict)  # the browser's cookie, the phone's address
     page_script_hash: str = ""
     widgets: dict[str, str] = field(default_factory=dict)  # widget key (or a button's label) -> widget id
+    values: dict[str, WidgetState] = field(default_factory=dict)  # the text this tab typed, by widget id
     texts: list[str] = field(default_factory=list)  # markdown and alert bodies of the latest runs
     metrics: dict[str, str] = field(default_factory=dict)  # label -> value
     exceptions: int = 0
@@ -114,7 +115,12 @@ class Tab:
         rerun.query_string = self.query
         rerun.page_script_hash = self.page_script_hash
         rerun.page_name = self.page
-        rerun.widget_states.widgets.extend(states)
+        # As a browser does, every rerun carries the values the page's widgets hold (the ones this tab set): a
+        # rerun without them would make the server forget a typed answer that a coalesced Send still needs.
+        self.values.update((state.id, state) for state in states if state.WhichOneof("value") == "string_value")
+        held = {state.id: state for state in self.values.values()}
+        held.update((state.id, state) for state in states)
+        rerun.widget_states.widgets.extend(held.values())
         if fragment_id:
             rerun.fragment_id = fragment_id
             rerun.is_auto_rerun = True
