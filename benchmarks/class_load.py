@@ -291,10 +291,10 @@ class Nginx:
 
     MAIN = Path("/etc/nginx/nginx.conf")
 
-    def __init__(self, root: Path, ports: list[int], folder: Path) -> None:
+    def __init__(self, root: Path, ports: list[int], folder: Path, site_file: Path | None = None) -> None:
         binary = shutil.which("nginx") or "/usr/sbin/nginx"
         self.port = free_port()
-        site = (root / "deploy" / "nginx.conf").read_text()
+        site = (site_file or root / "deploy" / "nginx.conf").read_text()
         named = sorted(set(re.findall(r"server 127\.0\.0\.1:(\d+)", site)))  # the README's 8501, 8502
         if len(named) != len(ports):
             raise SystemExit(f"deploy/nginx.conf names {len(named)} replicas; run with --replicas {len(named)}")
@@ -422,7 +422,7 @@ def run_classes(root: Path, args: argparse.Namespace, fronts: list[str]) -> list
     try:
         servers.extend(Server(root=root) for _ in range(max(1, args.replicas)))
         if "nginx" in fronts:
-            nginx = Nginx(root, [server.port for server in servers], folder)
+            nginx = Nginx(root, [server.port for server in servers], folder, args.site)
         sampler = RssSampler([server.process.pid for server in servers])
         sampler.start()
         print(f"{root}: replicas on ports {[s.port for s in servers]}"
@@ -464,6 +464,8 @@ def main() -> None:
     parser.add_argument("--front", choices=(*FRONTS, "both"), default="direct",
                         help="the students reach the replicas straight, through nginx (deploy/nginx.conf), or both "
                              "in alternating rounds")
+    parser.add_argument("--site", type=Path, help="another nginx site than deploy/nginx.conf (an earlier version of "
+                        "it, to compare), with the same replica ports 8501 and 8502")
     parser.add_argument("--baseline", type=Path, help="another checkout (an older commit's worktree): the same class "
                         "on its app, side by side")
     parser.add_argument("--rounds", type=int, default=1, help="with --baseline or --front both: classes on each, "
