@@ -216,9 +216,6 @@ def class_table() -> None:
     header, cells = roster_cells(rows, lang, zone)
     st.dataframe({name: [row[i] for row in cells] for i, name in enumerate(header)}, hide_index=True,
                  width="stretch")
-    st.download_button(t(lang, "room.table.download"), data=fresh_csv,
-                       file_name=f"steplab-class-{info.join_code}.csv", mime="text/csv", icon=":material/download:",
-                       key="room_csv", on_click="ignore")
 
 
 if not context.presenter:
@@ -227,6 +224,13 @@ if not context.presenter:
     if table.open:
         with table:
             class_table()
+            # Outside the redrawing fragment: a download button whose data is made on the click gets a new file id
+            # on every run that draws it, and the old one is revoked; drawn by the table's fragment, a click in the
+            # moment between a redraw on the server and its arrival in the browser asked for a revoked file, and no
+            # download started. Here only a run the instructor causes draws it again.
+            st.download_button(t(lang, "room.table.download"), data=fresh_csv,
+                               file_name=f"steplab-class-{info.join_code}.csv", mime="text/csv",
+                               icon=":material/download:", key="room_csv", on_click="ignore")
     with st.expander(t(lang, "room.delete.title"), icon=":material/delete:"):
         confirmed = st.checkbox(t(lang, "room.delete.confirm"), key="room_delete_confirm")
         st.button(t(lang, "room.delete.button"), on_click=delete, args=(token,), disabled=not confirmed,

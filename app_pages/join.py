@@ -6,7 +6,7 @@ a server restart; lessons and checks finished meanwhile reach the class."""
 import streamlit as st
 
 from steplab.classroom import polls
-from steplab.classroom.store import MAX_CODE_INPUT_CHARS, MAX_NICKNAME_CHARS, ClassError, Seat
+from steplab.classroom.store import MAX_CODE_INPUT_CHARS, MAX_NICKNAME_CHARS, ClassError, Question, Seat
 from steplab.i18n import sentences, t
 from steplab_ui.shell import seat as seats
 from steplab_ui.shell.page import page
@@ -15,6 +15,7 @@ from steplab_ui.views import classroom as view
 
 SEEN = "join_seen"  # (poll id, revealed) of the question this page drew; the watcher reruns the page when it moves
 PROBLEM = "join_problem"
+REFUSED = "join_refused"  # (poll id, why) of the last Send the store refused; the answer's line says it
 
 context = page("join")
 lang = context.lang
@@ -36,7 +37,7 @@ def take_seat() -> None:
         st.session_state[PROBLEM] = t(lang, "join.need_code")
         return
     try:
-        seat = room.join(code, st.session_state.get("join_nickname", ""))
+        seat = room.join(code, st.session_state.get("join_nickname", ""), client=view.client_address())
     except ClassError as error:
         st.session_state[PROBLEM] = error.message(lang)
         return
@@ -54,12 +55,15 @@ def leave() -> None:
 
 
 def send(token: str, poll_id: int, key: str) -> None:
+    """The answer form's callback: store the answer; a refusal is kept for the answer's line (`follow`), which says
+    it until the next Send."""
+    st.session_state[REFUSED] = None
     try:
         room.answer(token, poll_id, st.session_state.get(key))
     except ClassError as error:
-        st.session_state[PROBLEM] = error.message(lang)
+        st.session_state[REFUSED] = (poll_id, error.message(lang))
     except view.DATABASE_ERRORS:
-        st.session_state[PROBLEM] = t(lang, "room.busy")
+        st.session_state[REFUSED] = (poll_id, t(lang, "room.busy"))
 
 
 if st.session_state.pop("join_left", False):
@@ -94,17 +98,48 @@ else:
     st.success(t(lang, "join.joined_anonymous"), icon=":material/how_to_reg:")
 seats.report_progress(get_progress())  # what was finished before joining counts too
 
-current = None
 try:
-    current = room.current_poll(seat.class_id)
-    mine = room.my_answer(token, current.poll_id) if current is not None else None
+    question = room.question(token)
 except ClassError as error:
     forget(error.message(lang))
     st.rerun()
 except view.DATABASE_ERRORS:
     st.error(t(lang, "room.busy"), icon=":material/hourglass_empty:")
-    mine = None
-st.session_state[SEEN] = None if current is None else (current.poll_id, current.revealed)
+    question = Question(None, None)
+st.session_state[SEEN] = question.seen
+current = question.poll
+
+
+@st.fragment(run_every=view.REFRESH_SECONDS)
+def follow(poll_id: int | None) -> None:
+    """Every couple of seconds, one cheap read of what the store holds for this seat: a new question or a reveal
+    redraws the page (the answer form is not redrawn in between, so what a student is typing stays); under an open
+    question (`poll_id`), the answer the store holds, or why the last Send was refused.
+
+    The answer's line is drawn here, from the store, and not only by the run a Send makes: Streamlit drops the
+    output of a run that ended just before a refresh of this fragment reached the server (the refresh starts a new
+    script runner, and the messages still queued from the old one are discarded), and the page kept saying "not
+    answered yet" over an answer the store held. Now the next refresh, at most two seconds later, says it."""
+    try:
+        now = room.question(token)
+    except ClassError:
+        st.rerun()  # the seat is gone: the page says why
+    except view.DATABASE_ERRORS:
+        if poll_id is not None:
+            st.caption(t(lang, "room.busy"))
+        return
+    if now.seen != st.session_state.get(SEEN):
+        st.rerun()
+    if poll_id is None or now.poll is None:
+        return
+    refusal = st.session_state.get(REFUSED)
+    if refusal is not None and refusal[0] == poll_id:
+        st.error(refusal[1], icon=":material/error:")
+    if now.mine is not None:
+        st.success(t(lang, "join.sent", value=view.answer_text(now.poll.poll, now.mine, lang)), icon=":material/done:")
+    else:
+        st.caption(t(lang, "join.not_answered"))
+
 
 if current is None:
     st.info(t(lang, "join.waiting"), icon=":material/hourglass_empty:")
@@ -113,7 +148,7 @@ else:
     with st.container(border=True):
         st.markdown(view.prompt_lines(poll, lang))
         if current.revealed:
-            view.feedback(poll, mine, lang)
+            view.feedback(poll, question.mine, lang)
         else:
             key = f"join_answer_{current.poll_id}"
             with st.form(f"join_form_{current.poll_id}", border=False):
@@ -127,29 +162,13 @@ else:
                              format_func=lambda index: options[index].get(lang))
                 st.form_submit_button(t(lang, "join.send"), on_click=send, args=(token, current.poll_id, key),
                                       type="primary", icon=":material/send:")
-            if mine is not None:
-                st.success(t(lang, "join.sent", value=view.answer_text(poll, mine, lang)), icon=":material/done:")
-            else:
-                st.caption(t(lang, "join.not_answered"))
+            follow(current.poll_id)
     if current.revealed:
         try:
             view.show_spread(poll, room.tally(seat.class_id, current.poll_id), lang, key="join_spread")
         except (ClassError, *view.DATABASE_ERRORS) as error:
             view.say_error(error, lang)
-
-
-@st.fragment(run_every=view.REFRESH_SECONDS)
-def watch(class_id: int) -> None:
-    """Every couple of seconds, one cheap read: a new question or a reveal redraws the page (the answer form is
-    not redrawn in between, so what a student is typing stays)."""
-    try:
-        latest = room.current_poll(class_id)
-    except (ClassError, *view.DATABASE_ERRORS):
-        return
-    if (None if latest is None else (latest.poll_id, latest.revealed)) != st.session_state.get(SEEN):
-        st.rerun()
-
-
-watch(seat.class_id)
+if current is None or current.revealed:
+    follow(None)
 st.caption(sentences(lang, t(lang, "join.link"), t(lang, "join.progress")))
 st.button(t(lang, "join.leave"), on_click=leave, icon=":material/logout:", key="join_leave")

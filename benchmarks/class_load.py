@@ -3,23 +3,33 @@ sharing one class database, every tab speaking Streamlit's own websocket protoco
 
 What happens, as in a room:
 1. R replicas of `streamlit run serve.py` start with one `STEPLAB_DATABASE_URL` (by default a fresh SQLite file that
-   they share; `--database-url postgresql+psycopg://...` for PostgreSQL).
+   they share; `--database-url postgresql+psycopg://...` for PostgreSQL) and one cookie secret, and, with `--front
+   nginx` or `both`, the deployment the README describes in front of them: Debian's nginx with its own main
+   configuration (`/etc/nginx/nginx.conf`: worker processes, connections, logs) and `deploy/nginx.conf` as the site,
+   the frontend copy made by `deploy/prepare-static.sh`.
 2. The projector tab (replica 0) clicks "Open a class", reads the join code, clicks "Ask the class" (the course
    setup's total steps) and from then on refreshes its live fragment every 2 s, as the browser does for
    `st.fragment(run_every=...)` (the server asks for it with an `auto_rerun` message; the client sends the
    fragment's rerun on that interval).
-3. N student tabs (student i on replica i mod R, a sticky load balancer) open `/join?code=...`, type a nickname and
-   press Join; their watcher fragments refresh the same way. Then, within `--window` seconds (each at a random
-   moment), every student types an answer and presses Send.
+3. N student tabs open `/join?code=...` (straight to replica i mod R, or through nginx with a sticky cookie of
+   their own), each from an address of its own (X-Forwarded-For, which the replicas' server takes from the loopback:
+   the class's joins limit counts per address, as it would count phones), type a nickname and press Join; their
+   refreshing fragments tick the same way. They arrive one after another over `--arrive` seconds. Then, once all
+   have joined, within `--window` seconds (each at a random moment), every student types an answer and presses
+   Send.
 
 Measured: an answer's round trip (Send pressed -> the page says the answer is in), answers lost (sent and
 confirmed, but not in the database afterwards: must be 0), answers refused, the projector's refresh delay (the
 last confirmed answer -> the projector shows "N of N"), the servers' peak RSS and CPU.
 
 Run: python benchmarks/class_load.py [--students 60] [--replicas 2] [--window 10] [--database-url URL]
+         [--front direct|nginx|both] [--rounds N]
+     `--front both`: N rounds of one class straight to the replicas and one through nginx (in turn, the first of
+     each round alternating), on the same replicas, and the medians side by side with their ratio.
      python benchmarks/class_load.py --baseline /path/to/older/worktree [--rounds 2]: the same class on both apps,
      alternating, and the figures side by side with their ratios.
-Target (issue 15): 60 students in one class answer within 10 s with 2 replicas: 0 answers lost.
+Targets: issue 15, 60 students in one class answer within 10 s with 2 replicas: 0 answers lost; issue 40, 120
+students on two replicas behind nginx: answer round trip p95 <= 500 ms, 0 lost.
 """
 
 from __future__ import annotations
@@ -29,13 +39,17 @@ import asyncio
 import os
 import random
 import re
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
@@ -45,7 +59,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from load import RssSampler, Server, percentile  # noqa: E402
+from load import RssSampler, Server, free_port, percentile  # noqa: E402
 
 from steplab.classroom import polls  # noqa: E402
 from steplab.classroom.store import Store  # noqa: E402
@@ -68,8 +82,10 @@ class Tab:
     port: int
     page: str
     query: str
+    headers: dict[str, str] = field(default_factory=dict)  # the browser's cookie, the phone's address
     page_script_hash: str = ""
     widgets: dict[str, str] = field(default_factory=dict)  # widget key (or a button's label) -> widget id
+    values: dict[str, WidgetState] = field(default_factory=dict)  # the text this tab typed, by widget id
     texts: list[str] = field(default_factory=list)  # markdown and alert bodies of the latest runs
     metrics: dict[str, str] = field(default_factory=dict)  # label -> value
     exceptions: int = 0
@@ -78,8 +94,12 @@ class Tab:
     past_sidebar: bool = False  # the sidebar-first button was pressed (`steplab_ui.shell.browser.sidebar_first`)
 
     async def open(self) -> None:
+        if "Cookie" not in self.headers:  # a browser loads the page first: a balancer's cookie comes with it
+            cookie = await asyncio.to_thread(first_cookie, self.port, self.page, self.headers)
+            if cookie:
+                self.headers = {**self.headers, "Cookie": cookie}
         self.ws = await connect(f"ws://127.0.0.1:{self.port}/_stcore/stream", subprotocols=["streamlit"],
-                                max_size=None, ping_interval=None, open_timeout=60)
+                                max_size=None, ping_interval=None, open_timeout=60, additional_headers=self.headers)
         self.reader = asyncio.create_task(self._read())
         self.ticker = asyncio.create_task(self._tick())
         await self.send()
@@ -95,7 +115,12 @@ class Tab:
         rerun.query_string = self.query
         rerun.page_script_hash = self.page_script_hash
         rerun.page_name = self.page
-        rerun.widget_states.widgets.extend(states)
+        # As a browser does, every rerun carries the values the page's widgets hold (the ones this tab set): a
+        # rerun without them would make the server forget a typed answer that a coalesced Send still needs.
+        self.values.update((state.id, state) for state in states if state.WhichOneof("value") == "string_value")
+        held = {state.id: state for state in self.values.values()}
+        held.update((state.id, state) for state in states)
+        rerun.widget_states.widgets.extend(held.values())
         if fragment_id:
             rerun.fragment_id = fragment_id
             rerun.is_auto_rerun = True
@@ -179,11 +204,26 @@ class Results:
         self.errors[kind] = self.errors.get(kind, 0) + 1
 
 
+def browser(number: int) -> dict[str, str]:
+    """A browser's headers: its own address, as the phones of a class have (benchmark addresses, 198.18.0.0/15)."""
+    return {"X-Forwarded-For": f"198.18.{number // 250}.{number % 250 + 1}"}
+
+
+def first_cookie(port: int, page: str, headers: dict[str, str]) -> str:
+    """What a browser's first request (the page's HTML) is given to send back: nginx's sticky cookie, or nothing."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/{page}", headers=headers)
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        answer.read()
+        cookies = answer.headers.get_all("Set-Cookie") or []
+    return "; ".join(cookie.split(";", 1)[0] for cookie in cookies if cookie.startswith("steplab_replica="))
+
+
 async def student(number: int, port: int, code: str, window: float, timeout: float, rng: random.Random,
-                  joined: asyncio.Barrier, results: Results) -> None:
+                  joined: asyncio.Barrier, results: Results, arrival: float) -> None:
     nickname = f"student{number:03d}"
-    tab = Tab(port, "join", f"lang={LANG}&code={code}")
+    tab = Tab(port, "join", f"lang={LANG}&code={code}", browser(number))
     try:
+        await asyncio.sleep(arrival)  # when this student opens the join link
         await tab.open()
         await tab.until(lambda tab: t(LANG, "join.button") in tab.widgets and "join_nickname" in tab.widgets, timeout)
         await tab.send((text(tab.widgets["join_code"], code), text(tab.widgets["join_nickname"], nickname),
@@ -210,8 +250,9 @@ async def student(number: int, port: int, code: str, window: float, timeout: flo
         await tab.close()
 
 
-async def lesson(ports: list[int], students: int, window: float, timeout: float, seed: int) -> dict:
-    projector = Tab(ports[0], "class", f"lang={LANG}")
+async def lesson(ports: list[int], students: int, window: float, timeout: float, seed: int, arrive: float) -> dict:
+    """One class: the projector on `ports[0]`, student i on `ports[i mod len(ports)]`."""
+    projector = Tab(ports[0], "class", f"lang={LANG}", browser(60_000))
     await projector.open()
     open_label, ask_label = t(LANG, "room.open"), t(LANG, "room.ask.button")
     await projector.until(lambda tab: open_label in tab.widgets, timeout)
@@ -227,7 +268,8 @@ async def lesson(ports: list[int], students: int, window: float, timeout: float,
     joined = asyncio.Barrier(students + 1)
     rng = random.Random(seed)
     tasks = [asyncio.create_task(student(i, ports[i % len(ports)], code, window, timeout,
-                                         random.Random(rng.random()), joined, results)) for i in range(students)]
+                                         random.Random(rng.random()), joined, results, arrive * i / students))
+             for i in range(students)]
     await joined.wait()
     began = time.perf_counter()
     await asyncio.gather(*tasks)
@@ -242,47 +284,171 @@ async def lesson(ports: list[int], students: int, window: float, timeout: float,
     return {"host": host, "results": results, "seconds": last_answer - began, "delay": delay, "shown": shown}
 
 
-def run_class(root: Path, args: argparse.Namespace) -> dict[str, float]:
-    """One class on the app of checkout `root` (a fresh database); prints what happened and returns the figures."""
-    folder = tempfile.mkdtemp(prefix="steplab-class-load-")
-    url = args.database_url or f"sqlite:///{folder}/class.db"
-    os.environ["STEPLAB_DATABASE_URL"] = url
-    os.environ["STEPLAB_DATA_DIR"] = folder
-    os.environ["PYTHONPATH"] = str(root)  # the replicas import that checkout's steplab
-    servers: list[Server] = []
-    sampler = None
-    try:
-        servers.extend(Server(root=root) for _ in range(max(1, args.replicas)))
-        sampler = RssSampler([server.process.pid for server in servers])
-        sampler.start()
-        print(f"{root}: {len(servers)} replica(s) on ports {[s.port for s in servers]}, database {Store(url).url}; "
-              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
-        cpu_before = sampler.cpu_seconds()
-        outcome = asyncio.run(lesson([s.port for s in servers], args.students, args.window, args.timeout, args.seed))
-        cpu = sampler.cpu_seconds() - cpu_before
-    finally:
-        if sampler is not None:
-            sampler.stopped.set()
-        for server in servers:
-            server.stop()
+class Nginx:
+    """The README's deployment in front of the replicas: Debian's nginx, its main configuration
+    (`/etc/nginx/nginx.conf`) with this run's own paths (pid, logs, temp files), `deploy/nginx.conf` as the site
+    with the replicas' ports, and the frontend copy `deploy/prepare-static.sh` makes."""
 
+    MAIN = Path("/etc/nginx/nginx.conf")
+
+    def __init__(self, root: Path, ports: list[int], folder: Path, site_file: Path | None = None) -> None:
+        binary = shutil.which("nginx") or "/usr/sbin/nginx"
+        self.port = free_port()
+        site = (site_file or root / "deploy" / "nginx.conf").read_text()
+        named = sorted(set(re.findall(r"server 127\.0\.0\.1:(\d+)", site)))  # the README's 8501, 8502
+        if len(named) != len(ports):
+            raise SystemExit(f"deploy/nginx.conf names {len(named)} replicas; run with --replicas {len(named)}")
+        for readme_port, port in zip(named, ports, strict=True):
+            site = site.replace(f":{readme_port}", f":{port}")
+        static = folder / "steplab-static"
+        subprocess.run(["sh", str(root / "deploy" / "prepare-static.sh"), str(static), sys.executable], check=True,
+                       stdout=subprocess.DEVNULL)
+        site = site.replace("listen 80;", f"listen 127.0.0.1:{self.port};").replace("root /srv/steplab-static;",
+                                                                                  f"root {static};")
+        (folder / "site.conf").write_text(site)
+        main = self.MAIN.read_text()
+        main = re.sub(r"^user .*$", "", main, flags=re.M)  # run as whoever runs the benchmark
+        main = re.sub(r"^include /etc/nginx/modules-enabled/.*$", "", main, flags=re.M)
+        main = re.sub(r"^pid .*$", f"pid {folder}/nginx.pid;", main, flags=re.M)
+        main = re.sub(r"(?m)^(\s*)error_log .*$", rf"\1error_log {folder}/error.log;", main)
+        main = re.sub(r"(?m)^(\s*)access_log .*$", rf"\1access_log {folder}/access.log steplab;", main)
+        main = re.sub(r"(?m)^(\s*)include /etc/nginx/(conf\.d|sites-enabled)/.*$", "", main)
+        temp = folder / "temp"
+        temp.mkdir()
+        paths = "".join(f"    {kind}_temp_path {temp}/{kind};\n" for kind in ("client_body", "proxy", "fastcgi",
+                                                                              "uwsgi", "scgi"))
+        fmt = "    log_format steplab '$upstream_addr $uri';\n"  # which replica served each websocket
+        main = main.replace("http {", f"http {{\n{fmt}{paths}    include {folder}/site.conf;", 1)
+        (folder / "nginx.conf").write_text(main)
+        self.process = subprocess.Popen([binary, "-p", str(folder), "-c", str(folder / "nginx.conf"), "-g",
+                                         "daemon off;"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        self.folder = folder
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_stcore/health", timeout=2) as answer:
+                    if answer.read().strip() == b"ok":
+                        return
+            except OSError:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    self.stop()
+                    said = (folder / "error.log").read_text(errors="replace")
+                    raise RuntimeError(f"nginx did not answer: {said}") from None
+                time.sleep(0.2)
+
+    def log_lines(self) -> int:
+        return len((self.folder / "access.log").read_text().splitlines())
+
+    def split(self, since: int) -> dict[str, int]:
+        """How many websockets (one per tab) each replica held, of those closed after access log line `since`."""
+        served: dict[str, int] = {}
+        for line in (self.folder / "access.log").read_text().splitlines()[since:]:
+            upstream, uri = (line.split(" ") + ["", ""])[:2]
+            if uri == "/_stcore/stream":
+                port = upstream.rsplit(":", 1)[-1]
+                served[port] = served.get(port, 0) + 1
+        return dict(sorted(served.items()))
+
+    def pids(self) -> list[int]:
+        """nginx's master and its workers."""
+        return [self.process.pid, *(child.pid for child in psutil.Process(self.process.pid).children())]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        try:
+            times = psutil.Process(pid).cpu_times()
+            total += times.user + times.system
+        except psutil.Error:
+            pass
+    return total
+
+
+FRONTS = ("direct", "nginx")
+
+
+def one_class(front: str, servers: list[Server], nginx: Nginx | None, url: str, args: argparse.Namespace,
+              sampler: RssSampler) -> dict[str, float]:
+    """One class of `args.students` on running replicas, straight to them or through nginx; its figures."""
+    ports = [nginx.port] if front == "nginx" else [server.port for server in servers]
+    load = os.getloadavg()[0]
+    server_cpu = sampler.cpu_seconds()
+    nginx_cpu = cpu_seconds(nginx.pids()) if nginx is not None else 0.0
+    since = nginx.log_lines() if nginx is not None else 0
+    outcome = asyncio.run(lesson(ports, args.students, args.window, args.timeout, args.seed, args.arrive))
+    server_cpu = sampler.cpu_seconds() - server_cpu
+    nginx_cpu = (cpu_seconds(nginx.pids()) - nginx_cpu) if nginx is not None else 0.0
+    load_after = os.getloadavg()[0]
     results: Results = outcome["results"]
     store = Store(url)
     stored = {row.nickname: row.polls_answered for row in store.roster(outcome["host"])}
-    live = store.live(outcome["host"])
-    in_db = sorted(int(value) for value in live.tally.values)
+    in_db = sorted(int(value) for value in store.live(outcome["host"]).tally.values)
+    store.close()
     lost = len(results.sent) - sum(1 for name in results.sent if stored.get(name) == 1)
     trips = [s * 1000 for s in results.round_trips]
-    print(f"  students {args.students}, answers confirmed {len(results.sent)}, in the database {len(in_db)}, "
-          f"lost {lost}, values match {sorted(results.sent.values()) == in_db}, errors {results.errors or 0}")
+    print(f"{front}: {args.students} students on {len(servers)} replica(s), load average {load:.1f} -> "
+          f"{load_after:.1f} ({os.cpu_count()} CPUs)")
+    print(f"  answers confirmed {len(results.sent)}, in the database {len(in_db)}, lost {lost}, values match "
+          f"{sorted(results.sent.values()) == in_db}, errors {results.errors or 0}")
     print(f"  answer round trip (Send -> 'your answer is in'): p50 {percentile(trips, 50):.0f} ms, "
           f"p95 {percentile(trips, 95):.0f} ms, max {max(trips, default=float('nan')):.0f} ms; "
           f"all answers within {outcome['seconds']:.1f} s (window {args.window:.0f} s)")
     print(f"  projector: showed '{outcome['shown']}' {outcome['delay'] * 1000:.0f} ms after the last confirmed answer "
-          f"(it refreshes every 2 s)")
-    print(f"  servers: peak RSS {sampler.peak / 2**20:.0f} MiB in all, CPU {cpu:.1f} s")
-    return {"lost": lost, "p50 ms": percentile(trips, 50), "p95 ms": percentile(trips, 95),
-            "projector ms": outcome["delay"] * 1000, "server CPU s": cpu, "peak RSS MiB": sampler.peak / 2**20}
+          f"(it refreshes every 2 s); CPU: replicas {server_cpu:.1f} s, nginx {nginx_cpu:.1f} s"
+          f"{f'; tabs per replica {nginx.split(since)}' if front == 'nginx' and nginx else ''}", flush=True)
+    return {"lost": lost, "errors": sum(results.errors.values()), "p50 ms": percentile(trips, 50),
+            "p95 ms": percentile(trips, 95), "projector ms": outcome["delay"] * 1000, "server CPU s": server_cpu,
+            "nginx CPU s": nginx_cpu, "load": (load + load_after) / 2}
+
+
+def run_classes(root: Path, args: argparse.Namespace, fronts: list[str]) -> list[dict[str, float]]:
+    """Replicas of checkout `root` (a fresh database, one cookie secret), nginx in front when a class needs it, and
+    one class per entry of `fronts` on them, in that order; each class's figures."""
+    folder = Path(tempfile.mkdtemp(prefix="steplab-class-load-"))
+    url = args.database_url or f"sqlite:///{folder}/class.db"
+    os.environ["STEPLAB_DATABASE_URL"] = url
+    os.environ["STEPLAB_DATA_DIR"] = str(folder)
+    os.environ["STREAMLIT_SERVER_COOKIE_SECRET"] = "steplab-class-load"  # the same on every replica (README)
+    os.environ["PYTHONPATH"] = str(root)  # the replicas import that checkout's steplab
+    servers: list[Server] = []
+    nginx = sampler = None
+    figures = []
+    try:
+        servers.extend(Server(root=root) for _ in range(max(1, args.replicas)))
+        if "nginx" in fronts:
+            nginx = Nginx(root, [server.port for server in servers], folder, args.site)
+        sampler = RssSampler([server.process.pid for server in servers])
+        sampler.start()
+        print(f"{root}: replicas on ports {[s.port for s in servers]}"
+              f"{f', nginx on {nginx.port}' if nginx else ''}, database {Store(url).url}", flush=True)
+        for front in fronts:
+            figures.append(one_class(front, servers, nginx, url, args, sampler))
+            figures[-1]["peak RSS MiB"] = sampler.peak / 2**20
+    finally:
+        if sampler is not None:
+            sampler.stopped.set()
+        if nginx is not None:
+            nginx.stop()
+        for server in servers:
+            server.stop()
+    return figures
+
+
+def side_by_side(title: str, names: tuple[str, str], runs: tuple[list[dict[str, float]], list[dict[str, float]]]
+                 ) -> None:
+    """The medians of two sets of classes, and their ratio."""
+    print(f"side by side, median of {len(runs[0])} class(es) each: {title}")
+    print(f"  {'':<14} {names[0]:>9} {names[1]:>9} {'ratio':>6}")
+    for name in runs[0][0]:
+        first, second = (statistics.median(run[name] for run in side) for side in runs)
+        ratio = f"{first / second:6.2f}" if second else "     -"
+        print(f"  {name:<14} {first:9.1f} {second:9.1f} {ratio}")
 
 
 def main() -> None:
@@ -291,25 +457,34 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=2)
     parser.add_argument("--window", type=float, default=10.0, help="seconds in which every student answers")
     parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--arrive", type=float, default=20.0, help="seconds over which the students open the join "
+                        "link, one after another, as a room does after the code goes up (then all answer)")
     parser.add_argument("--database-url", default="", help="default: a fresh SQLite file shared by the replicas")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--front", choices=(*FRONTS, "both"), default="direct",
+                        help="the students reach the replicas straight, through nginx (deploy/nginx.conf), or both "
+                             "in alternating rounds")
+    parser.add_argument("--site", type=Path, help="another nginx site than deploy/nginx.conf (an earlier version of "
+                        "it, to compare), with the same replica ports 8501 and 8502")
     parser.add_argument("--baseline", type=Path, help="another checkout (an older commit's worktree): the same class "
                         "on its app, side by side")
-    parser.add_argument("--rounds", type=int, default=1, help="with --baseline: classes on each, alternating")
+    parser.add_argument("--rounds", type=int, default=1, help="with --baseline or --front both: classes on each, "
+                        "alternating")
     args = parser.parse_args()
+    if args.front == "both":
+        order = [front for number in range(args.rounds) for front in (FRONTS if number % 2 == 0 else FRONTS[::-1])]
+        figures = run_classes(ROOT, args, order)
+        by_front = tuple([run for run, front in zip(figures, order, strict=True) if front == name] for name in FRONTS)
+        side_by_side(f"straight to the replicas and through nginx, {ROOT}", FRONTS, by_front)
+        return
     if args.baseline is None:
-        run_class(ROOT, args)
+        run_classes(ROOT, args, [args.front])
         return
     figures: dict[Path, list[dict[str, float]]] = {ROOT: [], args.baseline.resolve(): []}
     for _ in range(args.rounds):
         for root in figures:
-            figures[root].append(run_class(root, args))
-    this, baseline = ([statistics.median(run[name] for run in runs) for name in runs[0]] for runs in figures.values())
-    print(f"side by side, median of {args.rounds} class(es) each: this {ROOT}, baseline {args.baseline}")
-    print(f"  {'':<14} {'this':>9} {'baseline':>9} {'ratio':>6}")
-    for name, now, before in zip(figures[ROOT][0], this, baseline, strict=True):
-        ratio = f"{now / before:6.2f}" if before else "     -"
-        print(f"  {name:<14} {now:9.1f} {before:9.1f} {ratio}")
+            figures[root].extend(run_classes(root, args, [args.front]))
+    side_by_side(f"this {ROOT}, baseline {args.baseline}", ("this", "baseline"), tuple(figures.values()))
 
 
 if __name__ == "__main__":

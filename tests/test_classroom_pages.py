@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from steplab.classroom import polls
-from steplab.classroom.store import ClassError, Store, roster_csv
+from steplab.classroom.store import JOIN_WINDOW, JOINS_PER_CLIENT, ClassError, Store, roster_csv
 from steplab.i18n import LANGUAGES, fmt_int, t
 from steplab.teaching import quiz
 from steplab.teaching.presets import presets
@@ -262,6 +262,22 @@ def test_a_fraction_of_a_step_is_refused_and_said(store, lang):
     assert [e.value for e in join.error] == [refusal.message(lang)]
     assert "150.5" in join.error[0].value and store.my_answer(seat.token, poll_id) is None
     assert join.text_input(key=f"join_answer_{poll_id}").help == t(lang, "join.answer_help")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_client_over_its_joins_limit_is_told_how_long_to_wait_and_gets_no_seat(store, lang):
+    opened = store.open_class()
+    for _ in range(JOINS_PER_CLIENT):  # an AppTest session has no address: the page names its client "local"
+        store.join(opened.join_code, "", client="local")
+    join = run(JOIN_PAGE, lang, code=opened.join_code)
+    next(b for b in join.button if b.label == t(lang, "join.button")).click()
+    again(join)
+    window = int(JOIN_WINDOW.total_seconds())
+    said = {ClassError("class.too_many_joins", limit=JOINS_PER_CLIENT, window=window, seconds=s, count=s).message(lang)
+            for s in range(1, window + 1)}
+    assert [e.value for e in join.error] and join.error[0].value in said
+    assert "seat" not in join.query_params and store.host(opened.host_token).students == JOINS_PER_CLIENT
+    assert join.text_input(key="join_code") is not None  # the form stays, to try again
 
 
 def test_progress_made_while_joined_reaches_the_class_table(store):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import csv
 import io
+import math
 import multiprocessing
 import os
 import sqlite3
@@ -26,6 +27,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, func, inspect, select
@@ -41,6 +43,9 @@ from steplab.classroom.store import (
     CODE_LENGTH,
     CODE_LIFETIME,
     CSV_COLUMNS,
+    JOIN_WINDOW,
+    JOINS_PER_CLASS,
+    JOINS_PER_CLIENT,
     MAX_NICKNAME_CHARS,
     ClassError,
     Live,
@@ -133,7 +138,7 @@ def test_a_fresh_database_migrates_to_head_and_matches_the_tables(db_url):
     with closing(Store(db_url)) as opened:
         engine = create_engine(db_url)
         with engine.connect() as connection:
-            assert migrations.current(connection) == migrations.head() == "0001"
+            assert migrations.current(connection) == migrations.head() == "0002"
             names = set(inspect(connection).get_table_names())
             assert {"classes", "seats", "polls", "answers", "progress", migrations.VERSION_TABLE} <= names
             context = MigrationContext.configure(connection, opts={"version_table": migrations.VERSION_TABLE})
@@ -143,6 +148,25 @@ def test_a_fresh_database_migrates_to_head_and_matches_the_tables(db_url):
     with closing(Store(db_url)) as reopened:  # opening again migrates nothing and keeps the data
         assert reopened.host(opened_class.host_token, T0).class_id == opened_class.class_id
     assert count_rows(db_url, classes) == 1
+
+
+def test_a_database_of_the_first_revision_keeps_its_class_and_seats_on_upgrade(db_url):
+    """A deployment that ran 0001 (seats without `client_hash`) opens with today's store: its class and seats work,
+    and the joins limits count from then on."""
+    engine = create_engine(db_url)
+    with engine.begin() as connection:
+        command.upgrade(migrations.config(connection), "0001")
+        assert migrations.current(connection) == "0001"
+    engine.dispose()
+    with closing(Store(db_url)) as first:  # today's store upgrades on opening
+        opened = first.open_class(T0)
+        old_seat = first.join(opened.join_code, "early", T0)
+    with closing(create_engine(db_url).connect()) as connection:
+        assert migrations.current(connection) == "0002"
+    with closing(Store(db_url)) as reopened:
+        assert reopened.seat(old_seat.token, T0).nickname == "early"
+        reopened.join(opened.join_code, "later", T0, client="203.0.113.5")
+        assert reopened.host(opened.host_token, T0).students == 2
 
 
 @pytest.fixture
@@ -314,6 +338,26 @@ def test_a_grpo_bank_poll_is_asked_answered_and_read_back(store):
     assert [polls.is_correct(poll, value) for value in (answer, 12.0)] == [True, answer == 12.0]
 
 
+def test_a_students_question_is_the_current_poll_and_the_seats_own_answer(store):
+    opened = store.open_class(T0)
+    seat, other = store.join(opened.join_code, "a", T0), store.join(opened.join_code, "b", T0)
+    assert store.question(seat.token) == store_module.Question(None, None)
+    assert store.question(seat.token).seen is None
+    first = store.ask(opened.host_token, setup_poll(), T0)
+    asked = store.question(seat.token)
+    assert (asked.poll.poll_id, asked.mine, asked.seen) == (first, None, (first, False))
+    store.answer(other.token, first, "7", T0)  # another seat's answer is not this seat's
+    assert store.question(seat.token).mine is None
+    store.answer(seat.token, first, "12", T0)
+    assert store.question(seat.token).mine == 12.0
+    store.reveal(opened.host_token, first, later(seconds=5))
+    assert store.question(seat.token).seen == (first, True)
+    second = store.ask(opened.host_token, setup_poll(), later(seconds=6))
+    assert (store.question(seat.token).poll.poll_id, store.question(seat.token).mine) == (second, None)
+    refused("class.not_seat", store.question, opened.host_token)
+    refused("class.not_seat", store.question, "x" * 500)
+
+
 def test_two_classes_at_once_do_not_mix(store):
     first, second = store.open_class(T0), store.open_class(T0)
     assert first.join_code != second.join_code and first.class_id != second.class_id
@@ -406,6 +450,68 @@ def test_every_refusal_of_join(store, monkeypatch):
     assert store.host(opened.host_token, T0).students == 3
 
 
+def test_joins_are_limited_per_client_and_per_class(store):
+    """One client (one address) takes at most JOINS_PER_CLIENT seats of a class per JOIN_WINDOW, a class hands out at
+    most JOINS_PER_CLASS per window, whoever asks; the refusal says how long to wait, and the window slides."""
+    opened, other = store.open_class(T0), store.open_class(T0)
+    step = timedelta(milliseconds=100)
+    for i in range(JOINS_PER_CLIENT):
+        store.join(opened.join_code, "", T0 + i * step, client="203.0.113.7")
+    first_refusal = T0 + JOINS_PER_CLIENT * step
+    error = refused("class.too_many_joins", store.join, opened.join_code, "", first_refusal, client="203.0.113.7")
+    wait = JOIN_WINDOW - JOINS_PER_CLIENT * step  # until the client's first seat leaves the window
+    assert error.values["limit"] == JOINS_PER_CLIENT
+    assert error.values["seconds"] == math.ceil(wait.total_seconds())
+    for lang in LANGUAGES:
+        said = error.message(lang)
+        assert str(JOINS_PER_CLIENT) in said and str(error.values["seconds"]) in said, said
+    # the same client in another class, another client in this one, and the client once its first seat is old enough
+    store.join(other.join_code, "", first_refusal, client="203.0.113.7")
+    store.join(opened.join_code, "", first_refusal, client="198.51.100.1")
+    almost = T0 + JOIN_WINDOW - timedelta(microseconds=1)
+    refused("class.too_many_joins", store.join, opened.join_code, "", almost, client="203.0.113.7")
+    store.join(opened.join_code, "", first_refusal + wait, client="203.0.113.7")  # the wait said is long enough
+    # the class's own limit, many clients at once (and callers that do not name a client)
+    crowd = store.open_class(T0)
+    for i in range(JOINS_PER_CLASS):
+        store.join(crowd.join_code, "", T0 + i * step / 10, client=None if i % 2 else f"10.0.{i // 250}.{i % 250}")
+    late = T0 + JOINS_PER_CLASS * step / 10
+    error = refused("class.joins_busy", store.join, crowd.join_code, "", late, client="192.0.2.99")
+    assert error.values["limit"] == JOINS_PER_CLASS
+    assert error.values["seconds"] == math.ceil((JOIN_WINDOW - (late - T0)).total_seconds())
+    refused("class.joins_busy", store.join, crowd.join_code, "", late)
+    store.join(crowd.join_code, "", T0 + JOIN_WINDOW + step, client="192.0.2.99")
+    assert store.host(crowd.host_token, T0 + JOIN_WINDOW + step).students == JOINS_PER_CLASS + 1
+    # nothing of the address is stored as it was given
+    with closing(create_engine(store._url).connect()) as connection:
+        stored = connection.execute(select(seats.c.client_hash)).scalars().all()
+    assert not any(value and "203.0.113.7" in value for value in stored)
+
+
+def test_one_client_joining_from_threads_on_every_replica_gets_exactly_its_limit(db_url):
+    """The limits hold in the database: two stores (two replicas) and eight threads each, all one client, all at
+    once: exactly JOINS_PER_CLIENT seats, every other join refused with the client's message."""
+    replicas = [Store(db_url), Store(db_url)]
+    try:
+        opened = replicas[0].open_class(T0)
+
+        def attempt(i: int) -> str:
+            try:
+                replicas[i % 2].join(opened.join_code, f"bot{i}", T0 + timedelta(milliseconds=i), client="203.0.113.9")
+            except ClassError as error:
+                return error.code
+            return "seat"
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            outcomes = list(pool.map(attempt, range(2 * JOINS_PER_CLIENT)))
+        assert outcomes.count("seat") == JOINS_PER_CLIENT
+        assert set(outcomes) == {"seat", "class.too_many_joins"}
+        assert replicas[1].host(opened.host_token, T0).students == JOINS_PER_CLIENT
+    finally:
+        for replica in replicas:
+            replica.close()
+
+
 def test_wrong_tokens_are_refused(store):
     opened = store.open_class(T0)
     seat = store.join(opened.join_code, "", T0)
@@ -481,7 +587,8 @@ def _class_codes_raised() -> set[str]:
 
 TESTED_CODES = {"class.unknown_code", "class.code_expired", "class.not_host", "class.not_seat", "class.ended",
                 "class.full", "class.nickname_too_long", "class.nickname_invalid", "class.no_poll",
-                "class.poll_closed", "class.too_fast", "class.too_many_answers", "class.answer"}
+                "class.poll_closed", "class.too_fast", "class.too_many_answers", "class.answer",
+                "class.too_many_joins", "class.joins_busy"}
 
 
 def test_every_code_the_store_raises_is_tested_and_said_in_both_languages():
@@ -489,7 +596,7 @@ def test_every_code_the_store_raises_is_tested_and_said_in_both_languages():
     for lang in LANGUAGES:
         assert TESTED_CODES <= set(catalogue(lang)), lang
         for code in TESTED_CODES:
-            values = {"limit": 3, "seconds": 1.0, "count": 1.0, "problem": msg("quiz.empty")}
+            values = {"limit": 3, "seconds": 1.0, "count": 1.0, "window": 60, "problem": msg("quiz.empty")}
             assert ClassError(code, **values).message(lang) != code
 
 

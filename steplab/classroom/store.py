@@ -19,6 +19,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 import os
 import re
 import secrets
@@ -46,7 +47,7 @@ from steplab.classroom.tables import answers, classes, seats
 from steplab.classroom.tables import polls as polls_table
 from steplab.classroom.tables import progress as progress_table
 from steplab.errors import InputError
-from steplab.i18n import t
+from steplab.i18n import t, whole
 from steplab.teaching.progress import Progress, ProgressError
 from steplab.teaching.progress import from_dict as progress_from_dict
 
@@ -56,6 +57,14 @@ CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L
 CODE_LENGTH = 6
 MAX_NICKNAME_CHARS = 24
 MAX_STUDENTS = 500  # per class
+# Joins are counted over the last JOIN_WINDOW, in the database (every replica counts the same seats): one client (the
+# address the page was reached from: `client` of `join`) may take at most JOINS_PER_CLIENT seats of a class in it, and
+# a class hands out at most JOINS_PER_CLASS seats in it, whoever asks. A room behind one campus NAT is one client:
+# sixty students there get in within two minutes (the refused ones are told how many seconds to wait); one script
+# needs seventeen minutes to fill a class, and a thousand addresses four.
+JOIN_WINDOW = timedelta(minutes=1)
+JOINS_PER_CLIENT = 30
+JOINS_PER_CLASS = 120
 ANSWER_INTERVAL = timedelta(seconds=1)  # a seat may send at most one answer per interval ...
 MAX_ANSWERS_PER_POLL = 20  # ... and change its answer at most this many times per poll
 MAX_TOKEN_CHARS = 100  # a longer "token" is refused before it is hashed
@@ -72,6 +81,7 @@ class ClassError(InputError):
     a closed poll, a rate limit, a bad nickname. Codes: `class.unknown_code`, `class.code_expired`,
     `class.not_host`, `class.not_seat`, `class.ended`, `class.full`, `class.nickname_too_long`,
     `class.nickname_invalid`, `class.no_poll`, `class.poll_closed`, `class.too_fast`, `class.too_many_answers`,
+    `class.too_many_joins` (this client, `JOINS_PER_CLIENT`), `class.joins_busy` (this class, `JOINS_PER_CLASS`),
     `class.answer` (wraps a `PollAnswerError`: its message is the problem)."""
 
 
@@ -116,6 +126,19 @@ class PollState:
     poll: Poll
     asked_at: datetime
     revealed: bool
+
+
+@dataclass(frozen=True)
+class Question:
+    """A student's view of the class: its current poll (None before the first) and the seat's stored answer to it."""
+
+    poll: PollState | None
+    mine: float | None
+
+    @property
+    def seen(self) -> tuple[int, bool] | None:
+        """What a change of makes the student's page draw itself again: the poll and whether it is revealed."""
+        return None if self.poll is None else (self.poll.poll_id, self.poll.revealed)
 
 
 @dataclass(frozen=True)
@@ -317,9 +340,15 @@ class Store:
                 raise ClassError("class.not_host")
 
     # ---------------------------------------------------------------- student
-    def join(self, join_code: str, nickname: str = "", now: datetime | None = None) -> Seat:
+    def join(self, join_code: str, nickname: str = "", now: datetime | None = None,
+             client: str | None = None) -> Seat:
         """A seat in the class of this code (case, spaces and dashes ignored, full-width letters read as ASCII);
-        the seat's token is in the result. The nickname is trimmed; empty is allowed."""
+        the seat's token is in the result. The nickname is trimmed; empty is allowed.
+
+        `client` names who asks (the page passes the address it was reached from; None: unknown, limited only with
+        the whole class). It is stored hashed with the class (`_client_hash`), never as given. Refused beyond
+        `JOINS_PER_CLIENT` seats of this client or `JOINS_PER_CLASS` seats of the class in the last `JOIN_WINDOW`
+        (`class.too_many_joins`, `class.joins_busy`, with the seconds to wait), and beyond `MAX_STUDENTS`."""
         now = _now(now)
         nickname = clean_nickname(nickname)
         code = normalise_code(join_code)
@@ -329,7 +358,7 @@ class Store:
         with self._write() as connection:
             found = (select(classes.c.id, classes.c.code_expires_at).where(classes.c.join_code == code)
                      .order_by(classes.c.code_expires_at.desc()).limit(1))
-            if not self._sqlite:  # joins of one class one at a time: the head count stays under MAX_STUDENTS
+            if not self._sqlite:  # joins of one class one at a time: the head count and the limits stay exact
                 found = found.with_for_update(key_share=True)
             row = connection.execute(found).first()
             if row is None:
@@ -339,8 +368,17 @@ class Store:
             count = connection.execute(select(func.count()).where(seats.c.class_id == row.id)).scalar_one()
             if count >= MAX_STUDENTS:
                 raise ClassError("class.full", limit=MAX_STUDENTS)
+            client_hash = None if client is None else _client_hash(int(row.id), client)
+            window = whole(JOIN_WINDOW.total_seconds())
+            if client_hash is not None and (wait := _join_wait(
+                    connection, (seats.c.class_id == row.id) & (seats.c.client_hash == client_hash), JOINS_PER_CLIENT,
+                    now)):
+                raise ClassError("class.too_many_joins", limit=JOINS_PER_CLIENT, window=window, seconds=wait,
+                                 count=wait)
+            if wait := _join_wait(connection, seats.c.class_id == row.id, JOINS_PER_CLASS, now):
+                raise ClassError("class.joins_busy", limit=JOINS_PER_CLASS, window=window, seconds=wait, count=wait)
             result = connection.execute(insert(seats).values(
-                class_id=row.id, seat_hash=_hash(token), nickname=nickname, joined_at=now))
+                class_id=row.id, seat_hash=_hash(token), nickname=nickname, joined_at=now, client_hash=client_hash))
             return Seat(int(row.id), int(result.inserted_primary_key[0]), nickname, token)
 
     def seat(self, seat_token: str, now: datetime | None = None) -> Seat:
@@ -411,6 +449,27 @@ class Store:
         if row is None:
             raise ClassError("class.not_seat")
         return None if row.value is None else float(row.value)
+
+    def question(self, seat_token: str) -> Question:
+        """What a student's page shows, in one query: the class's current poll (None before the first) and this
+        seat's stored answer to it (`ClassError("class.not_seat")` for a token that holds no seat). The page reads
+        it on every refresh, so it shows what the store holds whatever happened to an earlier run's output."""
+        latest = (select(func.max(polls_table.c.id)).where(polls_table.c.class_id == seats.c.class_id)
+                  .correlate(seats).scalar_subquery())
+        query = (select(seats.c.id, polls_table.c.id.label("poll_id"), polls_table.c.spec, polls_table.c.asked_at,
+                        polls_table.c.revealed_at, answers.c.value)
+                 .select_from(seats)
+                 .outerjoin(polls_table, polls_table.c.id == latest)
+                 .outerjoin(answers, (answers.c.poll_id == polls_table.c.id) & (answers.c.seat_id == seats.c.id))
+                 .where(seats.c.seat_hash == _token_hash(seat_token, "class.not_seat")))
+        with self._read() as connection:
+            row = connection.execute(query).first()
+        if row is None:
+            raise ClassError("class.not_seat")
+        if row.poll_id is None:
+            return Question(None, None)
+        state = PollState(int(row.poll_id), _poll_of(row.spec), row.asked_at, row.revealed_at is not None)
+        return Question(state, None if row.value is None else float(row.value))
 
     def report_progress(self, seat_token: str, progress: Progress, now: datetime | None = None) -> None:
         """The student's lesson and self-check progress, as the class table shows it (the latest report wins)."""
@@ -599,6 +658,22 @@ def _seat_row(connection: Connection, seat_token: object, now: datetime, lock: b
     if lock:  # then the seat: one answer of a seat at a time (SQLite's write lock already is one at a time)
         connection.execute(select(seats.c.id).where(seats.c.id == row.id).with_for_update())
     return row
+
+
+def _client_hash(class_id: int, client: object) -> str:
+    """The stored form of who asked for a seat: the client's name (an address) hashed with its class, so that the
+    database holds no address as text and one client's seats in two classes do not share a value."""
+    return _hash(f"{class_id}\n{str(client)[:MAX_TOKEN_CHARS]}")
+
+
+def _join_wait(connection: Connection, taken: Any, limit: int, now: datetime) -> int | None:
+    """None when fewer than `limit` seats matching `taken` were taken in the last `JOIN_WINDOW`; else the whole
+    seconds until a join is allowed again (when the oldest of the latest `limit` seats leaves the window)."""
+    oldest = connection.execute(select(seats.c.joined_at).where(taken, seats.c.joined_at > now - JOIN_WINDOW)
+                                .order_by(seats.c.joined_at.desc()).offset(limit - 1).limit(1)).scalar_one_or_none()
+    if oldest is None:
+        return None
+    return max(1, math.ceil((oldest + JOIN_WINDOW - now).total_seconds()))
 
 
 def _purge(connection: Connection, now: datetime) -> int:

@@ -84,7 +84,11 @@ seats = Table(
     Column("seat_hash", String(HASH_CHARS), nullable=False, unique=True),  # unique: the seat's lookup index
     Column("nickname", String(NICKNAME_CHARS), nullable=False, default=""),
     Column("joined_at", UTCDateTime, nullable=False),
-    Index("ix_seats_class_id", "class_id", "joined_at"),  # roster, head count
+    # who asked for the seat (the store's `_client_hash`: the client's address hashed with the class), None when
+    # the caller did not say; the joins-per-client limit counts by it
+    Column("client_hash", String(HASH_CHARS), nullable=True),
+    Index("ix_seats_class_id", "class_id", "joined_at"),  # roster, head count, joins per class
+    Index("ix_seats_client", "class_id", "client_hash", "joined_at"),  # joins per client
 )
 
 polls = Table(

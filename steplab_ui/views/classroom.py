@@ -52,6 +52,16 @@ def reader_zone() -> tzinfo:
     return localtime.browser_zone(st.context.timezone, st.context.timezone_offset)
 
 
+def client_address() -> str:
+    """Who asks for a seat, as the store's joins-per-client limit counts them: the address this browser reached the
+    server from (`st.context.ip_address`). Behind a proxy the server already reads it from the proxy's
+    X-Forwarded-For (uvicorn trusts that header from the addresses in FORWARDED_ALLOW_IPS, the loopback by default;
+    `deploy/nginx.conf` sends it), so a browser cannot choose its own; "local" for the server's own machine (and
+    wherever no address is known: an AppTest's session)."""
+    address = st.context.ip_address
+    return address if isinstance(address, str) and address else "local"
+
+
 def when(moment: datetime, lang: str, zone: tzinfo) -> str:
     """A class time as the reader reads it: `2026-12-03 17:00 (Asia/Shanghai)`."""
     return t(lang, "room.time", time=localtime.local_text(moment, zone), zone=localtime.zone_label(zone, moment))
