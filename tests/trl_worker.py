@@ -14,6 +14,10 @@ calls) of each update, its learning rate, the generation calls (`_generate_and_s
 the micro-batch each one came before, per GRPO update the first and last round its micro-batches came from and
 whether one of them was a slice `_prepare_inputs` had handed out before in that round (the same object: reused), "Num examples" and "Total train batch size" as the Trainer logs them, the
 train dataset's size after packing; or the exception raised (type, message). Imports nothing of StepLab's.
+
+A case with `"output_dir"` trains into that folder and keeps it (checkpoints and their `trainer_state.json`), with
+the Trainer's INFO log on and tqdm's bars: the worker's stderr is then the run's console as a script would print
+it (`scripts/record_trl_runs.py` runs one case per process for that), an exception's traceback included.
 """
 
 from __future__ import annotations
@@ -145,7 +149,7 @@ def build(case: dict, out: str):
     kind = case["trainer"]
     common = dict(output_dir=out, report_to="none", use_cpu=True, disable_tqdm=True, seed=0, save_strategy="no",
                   dataloader_num_workers=0)
-    if not case.get("config_defaults"):
+    if not case.get("config_defaults") and not case.get("output_dir"):
         common["logging_steps"] = 10**6
     args = {**common, **case["args"]}
     if kind == "grpo":
@@ -170,6 +174,8 @@ def build(case: dict, out: str):
 
 
 def run(case: dict) -> dict:
+    if case.get("output_dir"):
+        return kept_run(case)
     record: dict = {"sizes": [], "lrs": [], "generations": [], "micro_batches": 0, "log": [], "update_rounds": [],
                     "seen": set()}
     handler = LogLines()
@@ -240,6 +246,32 @@ def run(case: dict) -> dict:
         "train_examples": len(trainer.train_dataset),
         "versions": {"trl": trl.__version__, "transformers": transformers.__version__},
     }
+
+
+def kept_run(case: dict) -> dict:
+    """Train into `case["output_dir"]` and keep it; the console (stderr) shows what a script's would."""
+    transformers.logging.set_verbosity_info()
+    transformers.logging.enable_default_handler()
+    try:
+        trainer = build({**case, "args": {"disable_tqdm": False, **case["args"]}}, case["output_dir"])
+        rounds = []
+        if hasattr(trainer, "_generate_and_score_completions"):  # GRPO: count the generation rounds of training
+            generate = trainer._generate_and_score_completions
+
+            def counted_generation(*args, **kwargs):
+                if trainer.model.training:
+                    rounds.append(1)
+                return generate(*args, **kwargs)
+
+            trainer._generate_and_score_completions = counted_generation
+        trainer.train()
+    except Exception as error:  # noqa: BLE001 - the run failed as a script's would: its traceback on the console
+        traceback.print_exc()
+        return {"status": "error", "error_type": type(error).__name__, "error": str(error)}
+    finally:
+        sys.stderr.flush()
+    return {"status": "ok", "optimizer_steps": trainer.state.global_step, "generation_rounds": len(rounds),
+            "versions": {"trl": trl.__version__, "transformers": transformers.__version__}}
 
 
 def answer(request: dict) -> list[dict]:

@@ -16,10 +16,9 @@ from typing import Any
 from steplab.errors import InputError, TrainerRefusal
 from steplab.i18n import Message, msg
 from steplab.runfiles.explanation import Cause, Explanation
-from steplab.runfiles.planned import Planned
-from steplab.runfiles.planning import plan_setup
+from steplab.runfiles.planning import plan_setup, planned_for
 from steplab.runfiles.reconcile import reconcile
-from steplab.runfiles.resume import after_resume, earlier_plan
+from steplab.runfiles.resume import earlier_plan
 from steplab.runfiles.warmup import read_warmup
 from steplab.trainer.profiles import PROFILES
 
@@ -147,15 +146,14 @@ def _processes(ex: Explanation, total_run: int | None, steps_differ: bool) -> It
 def _replanned(ex: Explanation, changes: dict[str, Any]) -> dict[str, bool | None] | None:
     """Each check's agreement with the setup changed (None when it cannot be planned)."""
     profile = changes.pop("trainer", ex.planning.profile.value)
+    planned = ex.planning.planned
     try:
-        plan = plan_setup(ex.setup, profile, **changes)
+        trial = planned_for(ex.setup, profile, planned.resumed_step, **changes)
     except (InputError, TrainerRefusal):
         return None
-    planned = ex.planning.planned
-    earlier = earlier_plan(plan, ex.observed.rows, planned.resumed_step,
+    earlier = earlier_plan(trial.plan, ex.observed.rows, planned.resumed_step,
                            ex.files.checkpoint_states.get(planned.resumed_step or -1), ex.setup.schedule_known)
-    trial = Planned(plan, planned.streaming, earlier.plan if earlier else None, planned.resumed_step,
-                    after_resume(plan, planned.resumed_step))
+    trial = replace(trial, streaming=planned.streaming, earlier=earlier.plan if earlier else None)
     return {check.name: check.agree for check in reconcile(ex.observed, trial, ex.setup).checks}
 
 

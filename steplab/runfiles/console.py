@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from steplab.runfiles.failure import Failure, TracebackReader
 from steplab.runfiles.limits import MAX_LINE_CHARACTERS
 from steplab.runfiles.rows import Rows, rows_from_dicts
 from steplab.runfiles.sources import Found, Source
@@ -43,6 +44,7 @@ _RESUME = {
 }
 _MISMATCH = re.compile(r"^\s*(\w+): (\S+) \(from args\) != (\S+) \(from trainer_state\.json\)")
 _DICT_START = re.compile(r"\{'(loss|eval_loss|train_runtime|train_loss|learning_rate|grad_norm)'")
+MAX_DICT_CHARACTERS = 20_000  # a GRPO run with several reward functions logs dicts of a few thousand characters
 _BARE_FLOAT = re.compile(r"(?<=[:\s])(-?inf|nan)(?=\s*[,}])")
 _BAR = re.compile(r"\|\s*(\d+)/(\d+) \[")
 _SAVE = re.compile(r"Saving model checkpoint to (.*?checkpoint-(\d+))\s*$")
@@ -77,6 +79,8 @@ class Console:
     trainer_log_deleted: Found | None = None
     interrupted: Found | None = None
     metrics: dict[str, Found] = field(default_factory=dict)  # the `***** train metrics *****` block
+    failure: Failure | None = None  # the exception the run died of (the last traceback printed)
+    unparsed_dicts: list[int] = field(default_factory=list)  # lines of logged dicts that could not be read
 
     @property
     def rows(self) -> Rows:
@@ -100,7 +104,7 @@ def _logged_dict(part: str) -> dict[str, Any] | None:
     """The dict a progress callback printed (`{'loss': 1.23, ...}` or `{'loss': '1.23', ...}`), or None."""
     start = _DICT_START.search(part)
     end = part.rfind("}")
-    if not start or end < start.start() or end - start.start() > 4000:
+    if not start or end < start.start() or end - start.start() > MAX_DICT_CHARACTERS:
         return None
     text = _BARE_FLOAT.sub(lambda m: f"'{m.group(1)}'", part[start.start():end + 1])
     try:
@@ -120,6 +124,7 @@ class _Reader:
         self.in_eval = 0
         self.in_metrics = False
         self.mismatch_lines = 0
+        self.traceback = TracebackReader(path)
 
     def source(self, line: int) -> Source:
         return Source(self.console.path, line)
@@ -127,7 +132,10 @@ class _Reader:
     def line(self, number: int, raw: str) -> None:
         c = self.console
         if len(raw) > MAX_LINE_CHARACTERS:
+            if _DICT_START.search(raw[:200]):
+                c.unparsed_dicts.append(number)
             return
+        self.traceback.feed(number, raw)
         for part in screen_parts(raw):
             self.part(number, part)
         if "Traceback (most recent call last)" in raw or raw.startswith("KeyboardInterrupt"):
@@ -206,6 +214,8 @@ class _Reader:
         c = self.console
         found = _logged_dict(text)
         if found is None:
+            if _DICT_START.search(text):
+                c.unparsed_dicts.append(number)
             return
         floats = [v for v in found.values() if isinstance(v, str | float) and not isinstance(v, bool)]
         if floats and all(isinstance(v, str) for v in floats):
@@ -245,4 +255,5 @@ def read_console(data: bytes | str, path: str) -> Console:
     reader = _Reader(path)
     for number, raw in enumerate(split_lines(text, path), start=1):
         reader.line(number, raw)
+    reader.console.failure = reader.traceback.failure
     return reader.console

@@ -10,7 +10,9 @@ import sys
 import numpy as np
 
 from steplab.i18n import fmt_float, msg
+from steplab.runfiles import release
 from steplab.runfiles.explanation import Explanation, Finding
+from steplab.runfiles.failure import failure_findings
 from steplab.runfiles.precision import close
 from steplab.runfiles.rows import Rows
 from steplab.trainer.events import events, interval
@@ -46,6 +48,22 @@ def _files(ex: Explanation) -> list[Finding]:
     return found
 
 
+def _chosen(ex: Explanation) -> bool:
+    """The release was chosen (`--trainer`, the page's choice, the YAML's `trainer`), not read from the files."""
+    planning = ex.planning
+    return planning.profile.source.key == "--trainer" or bool(
+        planning.evidence and planning.evidence[0].source.file == ex.setup.config_path)
+
+
+def _chosen_release(ex: Explanation, profile: str) -> Finding:
+    """A chosen release said as chosen, and the release the log itself names when it names another."""
+    named, evidence = release.candidates(ex.files.console)
+    if evidence and profile not in named:
+        return Finding("release", msg("runfiles.finding.release_chosen_other", profile=profile,
+                                      named=", ".join(f"`{p}`" for p in named), source=str(evidence[0].source)))
+    return Finding("release", msg("runfiles.finding.release_chosen", profile=profile))
+
+
 def _inferred(ex: Explanation) -> list[Finding]:
     found = []
     planning = ex.planning
@@ -55,6 +73,8 @@ def _inferred(ex: Explanation) -> list[Finding]:
     elif planning.profile is not None and planning.evidence:
         found.append(Finding("release", msg("runfiles.finding.release", profile=planning.profile.value,
                                             source=str(planning.evidence[0].source))))
+    elif planning.profile is not None and _chosen(ex):
+        found.append(_chosen_release(ex, planning.profile.value))
     elif planning.profile is not None:
         found.append(Finding("release", msg("runfiles.finding.release_fits", profile=planning.profile.value)))
     world = ex.setup.values.get("world_size")
@@ -72,6 +92,32 @@ def _inferred(ex: Explanation) -> list[Finding]:
             continue  # said by `resume_intervals`: the checkpoint's interval won
         said = "; ".join(f"{v.value} ({v.source})" for v in values)
         found.append(Finding("conflict", msg("runfiles.finding.conflict", field=name, values=said)))
+    return found
+
+
+def _trainer_class(ex: Explanation) -> list[Finding]:
+    """The TRL trainer that ran the run, where the files named it, and for GRPO how its rounds make the count."""
+    named = ex.setup.values.get("trainer_class")
+    if named is None:
+        return []
+    found = [Finding("trainer_class", msg("runfiles.finding.trainer_class", trainer_class=named.value,
+                                          source=str(named.source)))]
+    grpo = ex.planning.planned.grpo if ex.planning.planned is not None else None
+    if grpo is not None:
+        from steplab.teaching.grpo_counting import notes
+
+        s = grpo.setup
+        found.append(Finding("grpo_rounds", msg(
+            "runfiles.finding.grpo_rounds", size=grpo.generation_batch_size, generations=s.num_generations,
+            prompts=grpo.unique_prompts_per_round, rounds=grpo.rounds_per_epoch, steps=grpo.steps_per_generation,
+            mu=s.num_iterations, per_round=grpo.micro_batches_per_round, total=grpo.generation_rounds,
+            updates=grpo.trainer.optimizer_steps, batch=s.per_device_train_batch_size,
+            accumulation=s.gradient_accumulation_steps, completions=grpo.completions_per_update)))
+        found += [Finding("grpo_note", note) for note in notes(grpo)]
+        guessed = ex.setup.values.get("num_generations")
+        if guessed is not None and guessed.source.key == "inferred":
+            found.append(Finding("grpo_inferred", msg("runfiles.finding.grpo_inferred", generations=s.num_generations,
+                                                      mu=s.num_iterations)))
     return found
 
 
@@ -319,14 +365,38 @@ def _agreement(ex: Explanation) -> list[Finding]:
     return [Finding("agrees", msg("runfiles.finding.agrees", total=len(checks)))]
 
 
-PATTERNS = (_causes, _agreement, _files, _inferred, _dataset, _resume, _streaming, _train_loss, _last_row, _no_eval,
-            _eval_after_training, _staircase, _spikes)
+def _failure(ex: Explanation) -> list[Finding]:
+    """The exception a failed run died of, and StepLab's own refusal of the same setup (or the gap)."""
+    failure = ex.files.failure
+    if failure is None:
+        return []
+    planning = ex.planning
+    return [Finding(code, message) for code, message in failure_findings(
+        failure, planning.refusal, planning.planned is not None, planning.problem)]
+
+
+def _unparsed(ex: Explanation) -> list[Finding]:
+    """Logged dicts of the consoles that could not be read: counted and named by their lines."""
+    found = []
+    for console in [c for c in (ex.files.console, *ex.files.earlier_consoles) if c is not None]:
+        lines = console.unparsed_dicts
+        if lines:
+            found.append(Finding("unparsed_dicts", msg("runfiles.finding.unparsed_dicts", path=console.path,
+                                                       count=len(lines), lines=_steps_text(lines))))
+    return found
+
+
+PATTERNS = (_causes, _agreement, _files, _unparsed, _inferred, _trainer_class, _dataset, _resume, _streaming,
+            _train_loss, _last_row, _no_eval, _eval_after_training, _staircase, _spikes)
 
 
 def findings(ex: Explanation) -> list[Finding]:
-    """Every finding, causes first."""
+    """Every finding, a failed run's error first, then the causes."""
+    failed = _failure(ex)
     if ex.planning.planned is None:
         reason = ex.planning.problem or (msg("runfiles.refused", error=str(ex.planning.refusal))
                                          if ex.planning.refusal else msg("runfiles.no_plan"))
-        return [Finding("not_planned", reason), *_files(ex), *_inferred(ex), *_last_row(ex), *_streaming(ex)]
-    return [finding for pattern in PATTERNS for finding in pattern(ex)]
+        said = [] if failed else [Finding("not_planned", reason)]
+        return [*failed, *said, *_files(ex), *_unparsed(ex), *_inferred(ex), *_trainer_class(ex), *_last_row(ex),
+                *_streaming(ex)]
+    return [*failed, *(finding for pattern in PATTERNS for finding in pattern(ex))]

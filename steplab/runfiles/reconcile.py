@@ -58,9 +58,13 @@ def steplab_counts(planned: Planned) -> dict[str, Any]:
     if planned.resumed_step is not None and planned.steps_run <= planned.resumed_step:
         # nothing left to train: the state keeps the epoch the checkpoint saved
         final = float(logged_epochs(planned.earlier or plan, [planned.resumed_step])[0])
+    grpo = planned.grpo
+    if grpo is not None:  # the Trainer's plan runs over GRPO's micro-batches: the run's own sizes are GRPO's
+        setup = grpo.setup
+        total = grpo.completions_per_update
     return {
-        "num_examples": setup.num_samples if plan.micro_batches_per_epoch and not planned.streaming
-        else total * plan.max_steps,
+        "num_examples": grpo.num_examples if grpo is not None else setup.num_samples
+        if plan.micro_batches_per_epoch and not planned.streaming else total * plan.max_steps,
         "num_epochs": sys.maxsize if planned.streaming else plan.epochs_loop,
         "update_steps_per_epoch": plan.num_update_steps_per_epoch,
         "per_device_train_batch_size": setup.per_device_train_batch_size,
@@ -279,6 +283,17 @@ def resume_checks(observed: Observed, planned: Planned) -> list[Check]:
     return checks
 
 
+def grpo_checks(planned: Planned) -> list[Check]:
+    """A GRPO run's generation rounds: StepLab's count (one every S·μ micro-batches of the run); no file of a run
+    logs them, so they stand on the counts above (the updates and their micro-batches), which are compared."""
+    grpo = planned.grpo
+    if grpo is None:
+        return []
+    return [Check("generation_rounds", None, grpo.generation_rounds, None, None,
+                  msg("runfiles.note.generation_rounds", rounds=grpo.generation_rounds,
+                      micro_batches=grpo.micro_batches_run, per_round=grpo.micro_batches_per_round))]
+
+
 @dataclass
 class Reconciliation:
     """Every check, in the table's order."""
@@ -305,6 +320,7 @@ def reconcile(observed: Observed, planned: Planned, rec: Reconstructed) -> Recon
         checks.append(Check("eval_examples", run, ours, None if run is None else run == ours,
                             eval_examples.source if eval_examples else None))
     checks += resume_checks(observed, planned)
+    checks += grpo_checks(planned)
     checks += event_checks(observed, planned, rows, rec)
     rate_rows = row_checks(rows, planned, rec)
     rates = next((c for c in rate_rows if c.name == "learning_rates"), None)

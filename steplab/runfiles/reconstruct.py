@@ -25,8 +25,10 @@ from steplab.runfiles.console import Console
 from steplab.runfiles.read import RunFiles
 from steplab.runfiles.rows import number
 from steplab.runfiles.sources import Found, Source
-from steplab.trainer.fields import FIELDS
-from steplab.trainer.setup import DEFAULTS
+from steplab.runfiles.trainer_class import trainer_class
+from steplab.trainer.fields import FIELDS, TRL_FIELD_NAMES
+from steplab.trainer.setup import DEFAULTS, check_field
+from steplab.trl.settings import CONFIG_DEFAULTS
 
 STEPLAB = "StepLab"
 INTERVALS = ("logging_steps", "eval_steps", "save_steps")
@@ -279,6 +281,31 @@ def _streaming(rec: Reconstructed, files: RunFiles) -> None:
         rec.use("num_samples", Found(total * steps, Source(STEPLAB, key="streaming")))
 
 
+def _trainer_class(rec: Reconstructed, files: RunFiles, key_lines: Mapping[str, int]) -> None:
+    """The trainer class (`trainer_class.trainer_class`), TRL's count fields the YAML states, and the class's own
+    defaults (`trl.settings.CONFIG_DEFAULTS`: `learning_rate`, `logging_steps`) where the YAML is silent."""
+    document = rec.config.document if rec.config is not None else None
+    found = trainer_class(files, document, rec.config_path, key_lines)
+    if found is None or found.value == "Trainer":
+        return
+    rec.use("trainer_class", found)
+    for name in TRL_FIELD_NAMES:
+        if name == "trainer_class" or document is None or name not in document:
+            continue
+        if found.value not in FIELDS[name].trainer_classes:
+            continue
+        try:
+            value = check_field(FIELDS[name], document[name])
+        except InputError as error:
+            rec.notes.append(msg("runfiles.config_unreadable", path=rec.config_path, problem=error.text))
+            continue
+        rec.use(name, Found(value, Source(rec.config_path or STEPLAB, key_lines.get(name))))
+    for name, value in CONFIG_DEFAULTS[found.value].items():
+        current = rec.values.get(name)
+        if current is None or current.source.key == "default":
+            rec.use(name, Found(value, Source(found.value.replace("Trainer", "Config"), key="default")))
+
+
 def reconstruct(files: RunFiles, base: Path | None = None, trainer: str | None = None) -> Reconstructed:
     """The setup of a run from its files (`base`: where the YAML's relative dataset paths start)."""
     rec = Reconstructed()
@@ -286,6 +313,7 @@ def reconstruct(files: RunFiles, base: Path | None = None, trainer: str | None =
     if rec.config is not None:
         _from_config(rec, key_lines)
         _dataset_stage(rec, files, base)
+    _trainer_class(rec, files, key_lines)
     _from_run(rec, files)
     _evaluation(rec, files)
     _streaming(rec, files)

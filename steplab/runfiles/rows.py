@@ -29,6 +29,7 @@ class Rows:
     digits: int | None = None
     present: Mapping[str, np.ndarray] | None = None  # which rows carry each column (a NaN loss is still a loss)
     epoch_decimals: int | None = None  # a 4.x console rounds the epoch it prints to two decimals
+    keys: frozenset[str] = frozenset()  # every key the rows logged (TRL's own keys tell its trainer)
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -43,12 +44,12 @@ class Rows:
     def where(self, mask: np.ndarray) -> Rows:
         present = None if self.present is None else {k: v[mask] for k, v in self.present.items()}
         return Rows(self.steps[mask], self.epochs[mask], {k: v[mask] for k, v in self.values.items()},
-                    self.lines[mask], self.file, self.digits, present, self.epoch_decimals)
+                    self.lines[mask], self.file, self.digits, present, self.epoch_decimals, self.keys)
 
     def with_steps(self, steps: np.ndarray) -> Rows:
         """The same rows at the given steps (a console's rows, placed on the plan's logging steps)."""
         return Rows(np.asarray(steps, dtype=np.int64), self.epochs, self.values, self.lines, self.file, self.digits,
-                    self.present, self.epoch_decimals)
+                    self.present, self.epoch_decimals, self.keys)
 
     @property
     def train(self) -> Rows:
@@ -133,4 +134,5 @@ def rows_from_dicts(dicts: Sequence[Mapping[str, Any]], file: str, step_key: str
     steps = step_column([d.get(step_key, -1) for d in dicts])
     epochs = _column([d.get("epoch") for d in dicts])[0]
     line_numbers = np.asarray(lines if lines is not None else np.zeros(count), dtype=np.int64)
-    return Rows(steps, epochs, columns, line_numbers, file, digits, present, epoch_decimals)
+    return Rows(steps, epochs, columns, line_numbers, file, digits, present, epoch_decimals,
+                frozenset(str(key) for key in keys_seen))

@@ -1,0 +1,138 @@
+"""TRL's runs and failed runs explained from their own files: real TRL 1.16.0 runs on CPU (`tests/data/trl-runs/`,
+re-recorded by `scripts/record_trl_runs.py`; `recorded.json` holds what the worker saw), and fresh runs of
+generated GRPO setups trained here by the real TRL."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from steplab.runfiles.explain import explain_entries
+from steplab.runfiles.failure import TracebackReader
+from steplab.runfiles.gather import path_entries
+
+RUNS = Path(__file__).parent / "data" / "trl-runs"
+TRAINED = {"grpo": "GRPOTrainer", "grpo_iterations": "GRPOTrainer", "dpo": "DPOTrainer", "sft_packing": "SFTTrainer"}
+FAILED = ("failed_grpo_divisible", "failed_grpo_one_generation", "failed_grpo_both_sizes")
+
+
+def explain(folder: Path, with_config: bool = True):
+    problems: list = []
+    config = None
+    if with_config and (folder / "config.yaml").exists():
+        config = ("config.yaml", (folder / "config.yaml").read_text(encoding="utf-8"))
+    entries = [e for e in path_entries([folder], problems) if not e.path.endswith(("config.yaml", "recorded.json"))]
+    return explain_entries(entries, problems, config=config)
+
+
+def recorded(name: str) -> dict:
+    return json.loads((RUNS / name / "recorded.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", sorted(TRAINED))
+@pytest.mark.parametrize("with_config", [True, False])
+def test_a_trl_run_reconciles_on_every_field_with_its_trainer(name: str, with_config: bool) -> None:
+    ex = explain(RUNS / name, with_config)
+    assert ex.setup.value("trainer_class") == TRAINED[name]
+    checks = ex.reconciliation.by_name()
+    compared = [c for c in checks.values() if c.agree is not None]
+    assert len(compared) >= 8
+    assert [c.name for c in compared if not c.agree] == []
+    assert checks["steps_run"].run == recorded(name)["optimizer_steps"]
+    codes = [f.code for f in ex.findings]
+    assert "agrees" in codes and "trainer_class" in codes
+
+
+@pytest.mark.parametrize("name", ["grpo", "grpo_iterations"])
+def test_grpo_generation_rounds_are_the_real_ones(name: str) -> None:
+    ex = explain(RUNS / name)
+    rounds = ex.reconciliation.by_name()["generation_rounds"]
+    assert rounds.steplab == recorded(name)["generation_rounds"] > 0
+    assert ex.planning.planned.grpo is not None
+    assert any(f.code == "grpo_rounds" for f in ex.findings)
+
+
+def test_the_plain_trainer_plan_would_not_fit_a_grpo_run() -> None:
+    """The run's files without any TRL key: the Trainer's plan of B completions per micro-batch disagrees."""
+    ex = explain(RUNS / "grpo", with_config=True)
+    assert ex.setup.values["trainer_class"].source.file == "config.yaml"
+    from steplab.runfiles.planning import plan_setup
+
+    plain = plan_setup(ex.setup, ex.planning.profile.value, trainer_class="Trainer")
+    assert plain.max_steps != ex.reconciliation.by_name()["total_optimization_steps"].run
+
+
+@pytest.mark.parametrize("name", FAILED)
+def test_a_failed_run_is_named_and_matched_to_steplabs_refusal(name: str) -> None:
+    ex = explain(RUNS / name)
+    real = recorded(name)
+    failure = ex.files.failure
+    assert failure is not None
+    assert (failure.error_type, failure.message) == (real["error_type"], real["error"])
+    assert failure.raised_at is not None and failure.raised_at.file.startswith("trl/")
+    codes = [f.code for f in ex.findings]
+    assert codes[:2] == ["failed", "failure_matched"]
+    assert ex.planning.refusal.message == real["error"]
+
+
+def test_a_failed_run_steplab_cannot_check_says_why() -> None:
+    ex = explain(RUNS / "failed_grpo_no_round")
+    assert ex.files.failure.raised_at.file == "transformers/trainer.py"
+    codes = [f.code for f in ex.findings]
+    assert codes[:2] == ["failed", "failure_unchecked"]
+
+
+def test_a_failure_steplab_would_not_refuse_is_said_as_its_gap() -> None:
+    """The GRPO run's own files, with a traceback StepLab has no rule for appended as a console's end."""
+    folder = RUNS / "grpo"
+    console = (folder / "console.log").read_text(encoding="utf-8")
+    tail = ('Traceback (most recent call last):\n  File "/x/site-packages/torch/nn/modules/module.py", line 1, in f\n'
+            "    raise\ntorch.OutOfMemoryError: CUDA out of memory.\n")
+    from steplab.runfiles.gather import text_entry
+
+    entries = [text_entry("console.log", console + tail)]
+    ex = explain_entries(entries, [], config=("config.yaml", (folder / "config.yaml").read_text(encoding="utf-8")))
+    codes = [f.code for f in ex.findings]
+    assert codes[:2] == ["failed", "failure_gap"]
+    assert ex.files.failure.short_type == "OutOfMemoryError"
+
+
+def test_tracebacks_of_torchrun_and_chained_exceptions() -> None:
+    reader = TracebackReader("log")
+    lines = ["[rank0]: Traceback (most recent call last):", '[rank0]:   File "/a/b.py", line 3, in one',
+             "[rank0]:     x()", "[rank0]: KeyError: 'a'", "", "During handling of the above exception, another "
+             "exception occurred:", "", "Traceback (most recent call last):",
+             '  File "/usr/lib/python3/site-packages/transformers/trainer.py", line 9, in train',
+             "    ^^^^", "ValueError: bad", "more words"]
+    for number, line in enumerate(lines, start=1):
+        reader.feed(number, line)
+    assert reader.failure.error_type == "ValueError" and reader.failure.message == "bad"
+    assert str(reader.failure.raised_at) == "transformers/trainer.py:9 (train)"
+    assert reader.failure.source.line == 11
+
+
+def test_generated_grpo_runs_trained_by_real_trl_reconcile(tmp_path: Path) -> None:
+    """Generated GRPO setups, trained by TRL 1.16.0 on CPU, explained from the files they leave."""
+    from tests.trl_env import kept_run
+
+    rng = random.Random(38)
+    for index in range(2):
+        batch, accumulation = rng.choice([2, 4]), rng.choice([1, 2, 3])
+        generations = rng.choice([g for g in (2, 4) if (batch * accumulation) % g == 0])
+        args = {"per_device_train_batch_size": batch, "gradient_accumulation_steps": accumulation,
+                "num_generations": generations, "num_iterations": rng.choice([1, 2]), "num_train_epochs": 1,
+                "logging_steps": rng.choice([1, 2, 3]), "save_strategy": "steps", "save_steps": rng.choice([3, 4])}
+        case = {"trainer": "grpo", "num_samples": rng.randint(5, 14), "args": args}
+        folder = tmp_path / f"run{index}"
+        answer = kept_run(case, folder)
+        assert answer["status"] == "ok", answer
+        config = "".join(f"{key}: {json.dumps(value)}\n" for key, value in args.items())
+        (folder / "config.yaml").write_text(config, encoding="utf-8")
+        ex = explain(folder)
+        checks = ex.reconciliation.by_name()
+        assert [c.name for c in checks.values() if c.agree is False] == [], case
+        assert checks["generation_rounds"].steplab == answer["generation_rounds"], case
+        assert checks["steps_run"].run == answer["optimizer_steps"]
