@@ -5,7 +5,8 @@ folder's and each `checkpoint-N/`'s), `trainer_log.jsonl`, `*_results.json`, the
 that YAML is the run's, and its datasets are found and counted from the current folder as `plan` counts them.
 
 Prints one JSON object, stable for tools: `{"setup": {field: {"value", "source"}}, "fields": [{"name", "run",
-"steplab", "agree", "source", "why"}], "findings": [{"code", "message"}]}` (English). Exit 0 when anything was
+"steplab", "agree", "source", "why"}], "findings": [{"code", "message"}], "causes": [{"code", "message", "rule",
+"lesson", "reproduces", "fields"}]}` (English; `causes`: each cause once, with the fields it explains). Exit 0 when anything was
 read (whatever agrees), 2 when nothing readable was given (one line on stderr says why).
 """
 

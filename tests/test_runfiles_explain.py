@@ -52,7 +52,7 @@ def test_every_shared_run_agrees_on_every_field(run, capsys, monkeypatch):
     monkeypatch.chdir(RUNS_DIR)  # the YAML's dataset_dir and model are relative to where llamafactory-cli ran
     code, result = cli_json(capsys, f"artefacts/{run}", "--config", f"artefacts/{run}/config.yaml")
     assert code == 0
-    assert set(result) == {"setup", "fields", "findings"}
+    assert set(result) == {"setup", "fields", "findings", "causes"}
     table = fields(result)
     assert [name for name, f in table.items() if f["agree"] is not True] == []
     summary = SUMMARY[run]

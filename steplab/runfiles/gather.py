@@ -240,6 +240,9 @@ def gather(entries: list[Entry], problems: list[Message] | None = None) -> Gathe
         if data is None:
             result.skipped.append((entry.path, _too_big(None, room)))
             continue
+        if not data:
+            result.skipped.append((entry.path, msg("runfiles.skipped.empty")))
+            continue
         result.read_bytes += len(data)
         result.files.append(RunFile(entry.path, kind, data))
     return result

@@ -34,7 +34,8 @@ def _steps_text(steps: list[int]) -> str:
 
 def _files(ex: Explanation) -> list[Finding]:
     found = [Finding("file_problem", problem) for problem in ex.files.problems]
-    found += [Finding("file_unread", msg("runfiles.finding.unread", path=r.path, why=r.note))
+    found += [Finding("file_unread", r.note if not r.note.key.startswith("runfiles.skipped.")
+                      else msg("runfiles.finding.unread", path=r.path, why=r.note))
               for r in ex.files.reports if not r.read and r.note is not None and r.note.key != "runfiles.skipped.unused"]
     found += [Finding("setup_note", note) for note in ex.setup.notes]
     if ex.files.other_configs and ex.files.config:
@@ -359,6 +360,9 @@ def _agreement(ex: Explanation) -> list[Finding]:
     if not checks:
         return []
     wrong = [c for c in checks if c.agree is False]
+    if ex.different_runs:
+        return [Finding("different_runs", msg("runfiles.finding.different_runs", count=len(wrong), total=len(checks),
+                                              fields=", ".join(c.name for c in wrong)))]
     if wrong:
         return [Finding("differs", msg("runfiles.finding.differs", count=len(wrong), total=len(checks),
                                        fields=", ".join(c.name for c in wrong)))]
@@ -399,4 +403,6 @@ def findings(ex: Explanation) -> list[Finding]:
         said = [] if failed else [Finding("not_planned", reason)]
         return [*failed, *said, *_files(ex), *_unparsed(ex), *_inferred(ex), *_trainer_class(ex), *_last_row(ex),
                 *_streaming(ex)]
-    return [*failed, *(finding for pattern in PATTERNS for finding in pattern(ex))]
+    found = [finding for pattern in PATTERNS for finding in pattern(ex)]
+    first = [f for f in found if f.code == "different_runs"]  # said before any single cause
+    return [*failed, *first, *(f for f in found if f.code != "different_runs")]
