@@ -62,14 +62,14 @@ class TracebackReader:
     path: str
     failure: Failure | None = None
     _frames: list[Frame] = field(default_factory=list)
-    _inside: bool = False
+    inside: bool = False  # within a traceback (a line without "Traceback" outside one need not be fed)
 
     def feed(self, number: int, raw: str) -> None:
         text = _PREFIX.sub("", raw.rstrip("\r\n"))
         if text.startswith(_START):
-            self._inside, self._frames = True, []
+            self.inside, self._frames = True, []
             return
-        if not self._inside:
+        if not self.inside:
             return
         if frame := _FRAME.match(text):
             self._frames.append(Frame(_package_path(frame.group(1)), int(frame.group(2)), frame.group(3)))
@@ -82,7 +82,7 @@ class TracebackReader:
         if found and self._frames:
             message = (found.group(2) or "").strip()[:MAX_MESSAGE]
             self.failure = Failure(found.group(1), message, self._frames[-1], Source(self.path, number))
-        self._inside = False
+        self.inside = False
 
 
 def failure_findings(failure: Failure, refusal: TrainerRefusal | None, planned: bool,

@@ -148,9 +148,27 @@ def path_entries(paths: Iterable[str | Path], problems: list[Message]) -> list[E
                 entries += open_zip(path.open("rb"), label, problems)
             else:
                 entries.append(Entry(label, path.stat().st_size, lambda p=path: p.open("rb")))
+        elif path.exists():  # a FIFO, a device (`/dev/zero`), a socket: never read
+            problems.append(msg("runfiles.not_regular", path=str(given)))
         else:
             problems.append(msg("runfiles.no_such_path", path=str(given)))
     return entries
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """A regular file's bytes, at most `limit` (read in chunks, stopped there); raises `RunFileError`
+    (`runfiles.not_regular`, `runfiles.no_such_path`, `runfiles.skipped.file_cap`) otherwise."""
+    from steplab.runfiles.errors import RunFileError
+
+    if not path.exists():
+        raise RunFileError("runfiles.no_such_path", path=str(path))
+    if not path.is_file():
+        raise RunFileError("runfiles.not_regular", path=str(path))
+    with path.open("rb") as stream:
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise RunFileError("runfiles.too_big_config", path=str(path), limit_kb=limit // 1024)
+    return data
 
 
 def _walk(folder: Path, problems: list[Message], room: int) -> list[Entry]:
@@ -163,7 +181,10 @@ def _walk(folder: Path, problems: list[Message], room: int) -> list[Entry]:
                 problems.append(msg("runfiles.folder_too_many", folder=str(folder), limit=MAX_ENTRIES))
                 return entries
             path = Path(root) / name
-            if path.is_symlink() or not path.is_file():
+            if path.is_symlink():
+                continue
+            if not path.is_file():
+                problems.append(msg("runfiles.not_regular", path=str(path)))
                 continue
             relative = clean_path(path.resolve().relative_to(base).as_posix()) if path.resolve().is_relative_to(
                 base) else clean_path(path.name)

@@ -42,7 +42,7 @@ def _rows(files: RunFiles) -> Rows | None:
         return files.state.rows
     if files.trainer_log is not None and len(files.trainer_log.rows):
         return files.trainer_log.rows
-    if files.console is not None and (files.console.train_dicts or files.console.eval_dicts):
+    if files.console is not None and (files.console.train or files.console.eval_dicts):
         return files.console.rows
     return None
 

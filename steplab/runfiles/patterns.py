@@ -383,6 +383,8 @@ def _unparsed(ex: Explanation) -> list[Finding]:
     """Logged dicts of the consoles that could not be read: counted and named by their lines."""
     found = []
     for console in [c for c in (ex.files.console, *ex.files.earlier_consoles) if c is not None]:
+        found += [Finding("number_too_big", msg("runfiles.finding.number_too_big", field=name, digits=digits,
+                                                source=str(source))) for name, digits, source in console.too_big]
         lines = console.unparsed_dicts
         if lines:
             found.append(Finding("unparsed_dicts", msg("runfiles.finding.unparsed_dicts", path=console.path,

@@ -228,10 +228,12 @@ def _console_intervals(rec: Reconstructed, console: Console) -> None:
     processes = block["total_train_batch_size"] // (block["per_device_train_batch_size"]
                                                    * block["gradient_accumulation_steps"]) or 1
     micro_batches = math.ceil(block["num_examples"] / (block["per_device_train_batch_size"] * processes))
-    for name, dicts in (("logging_steps", console.train_dicts), ("eval_steps", console.eval_dicts)):
-        if not dicts:
+    firsts = (("logging_steps", console.train.first), ("eval_steps", console.eval_dicts[0] if console.eval_dicts
+                                                           else None))
+    for name, logged in firsts:
+        if logged is None:
             continue
-        first, line = dicts[0]
+        first, line = logged
         epoch = number(first.get("epoch"))
         if 0 < epoch < 1:
             step = round(epoch * micro_batches / block["gradient_accumulation_steps"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +13,8 @@ import numpy as np
 from steplab.i18n import whole
 
 COLUMNS = ("loss", "learning_rate", "grad_norm", "eval_loss")
+INT64_MAX = 2**63 - 1
+"""The largest step a file may state: numbers past 64 bits are named as such, never computed with."""
 ALIASES = {"lr": "learning_rate"}  # LLaMA-Factory's trainer_log.jsonl writes `lr` (older releases `learning_rate`)
 
 
@@ -80,9 +83,9 @@ def step_number(value: Any) -> int:
     if isinstance(value, bool):
         return -1
     if isinstance(value, int):
-        return value
+        return value if 0 <= value <= INT64_MAX else -1
     step = whole(value) if isinstance(value, float) else None
-    return step if isinstance(step, int) else -1
+    return step if isinstance(step, int) and 0 <= step <= INT64_MAX else -1
 
 
 def _column(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -109,7 +112,7 @@ def _column(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
 
 def step_column(values: list[Any]) -> np.ndarray:
     """Whole numbers of steps (−1 where a row has none)."""
-    if all(type(v) is int for v in values):
+    if all(type(v) is int and 0 <= v <= INT64_MAX for v in values):
         return np.array(values, dtype=np.int64).reshape(len(values))
     return np.fromiter((step_number(v) for v in values), dtype=np.int64, count=len(values))
 
@@ -136,3 +139,66 @@ def rows_from_dicts(dicts: Sequence[Mapping[str, Any]], file: str, step_key: str
     line_numbers = np.asarray(lines if lines is not None else np.zeros(count), dtype=np.int64)
     return Rows(steps, epochs, columns, line_numbers, file, digits, present, epoch_decimals,
                 frozenset(str(key) for key in keys_seen))
+
+
+class RowBuilder:
+    """Logged dicts added one at a time and kept as columns (a float per row for each of `COLUMNS` and the epoch,
+    whether the row had it, its line): a console of 10^6 logged lines holds a few bytes a row, not a dict."""
+
+    def __init__(self) -> None:
+        self.lines: array = array("q")
+        self.values: dict[str, array] = {name: array("d") for name in (*COLUMNS, "epoch")}
+        self.present: dict[str, array] = {name: array("b") for name in COLUMNS}
+        self.keys: set[str] = set()
+        self.first: tuple[dict[str, Any], int] | None = None  # the first row as logged, and its line
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __bool__(self) -> bool:
+        return bool(self.lines)
+
+    def add(self, row: Mapping[str, Any], line: int) -> None:
+        if self.first is None:
+            self.first = (dict(row), line)
+        self.keys.update(row)
+        self.lines.append(line)
+        get = row.get
+        for name, column in self.values.items():
+            value = get(name)
+            if value is None and name == "learning_rate":
+                value = get("lr")
+            if name != "epoch":
+                self.present[name].append(value is not None)
+            kind = value.__class__
+            if kind is float:
+                column.append(value)
+            elif kind is str:
+                try:
+                    column.append(float(value))
+                except ValueError:
+                    column.append(math.nan)
+            else:
+                column.append(number(value))
+
+    def rows(self, file: str) -> Rows:
+        """The rows added, steps unknown (−1)."""
+        count = len(self.lines)
+        values = {name: np.frombuffer(self.values[name], dtype=float).copy() if count else np.zeros(0)
+                  for name in COLUMNS}
+        present = {name: np.frombuffer(self.present[name], dtype=np.int8).astype(bool) if count
+                   else np.zeros(0, dtype=bool) for name in COLUMNS}
+        epochs = np.frombuffer(self.values["epoch"], dtype=float).copy() if count else np.zeros(0)
+        lines = np.frombuffer(self.lines, dtype=np.int64).copy() if count else np.zeros(0, dtype=np.int64)
+        return Rows(np.full(count, -1, dtype=np.int64), epochs, values, lines, file, None, present, None,
+                    frozenset(map(str, self.keys)))
+
+
+def merged(parts: Sequence[Rows], file: str, digits: int | None, epoch_decimals: int | None) -> Rows:
+    """Rows of several parts in the order of their lines (a console's training and evaluation dicts)."""
+    order = np.argsort(np.concatenate([p.lines for p in parts]), kind="stable")
+    values = {name: np.concatenate([p.values[name] for p in parts])[order] for name in COLUMNS}
+    present = {name: np.concatenate([p.has(name) for p in parts])[order] for name in COLUMNS}
+    return Rows(np.concatenate([p.steps for p in parts])[order], np.concatenate([p.epochs for p in parts])[order],
+                values, np.concatenate([p.lines for p in parts])[order], file, digits, present, epoch_decimals,
+                frozenset().union(*(p.keys for p in parts)))
