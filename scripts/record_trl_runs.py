@@ -42,6 +42,15 @@ RUNS: dict[str, dict] = {
                     "args": {"per_device_train_batch_size": 2, "gradient_accumulation_steps": 1, "packing": True,
                              "max_length": 16, "num_train_epochs": 1, "logging_steps": 2, "save_strategy": "steps",
                              "save_steps": 4}},
+    # the Trainer's own rules under SFTTrainer: intervals as ratios of the total, a scheduler's kwargs mapping
+    "sft_ratios": {"trainer": "sft", "lengths": [4, 6, 3, 8, 5] * 6, "args": {
+        "per_device_train_batch_size": 2, "gradient_accumulation_steps": 1, "num_train_epochs": 2,
+        "logging_steps": 0.15, "save_strategy": "steps", "save_steps": 0.4, "learning_rate": 1e-4,
+        "lr_scheduler_type": "cosine_with_min_lr", "lr_scheduler_kwargs": {"min_lr_rate": 0.1}}},
+    # stopped at step 13 (Ctrl-C), resumed from checkpoint-10; 30 steps, logged every 4: the last two unlogged
+    "sft_resumed": {"trainer": "sft", "lengths": [4, 6, 3, 8, 5] * 4, "stop_at": 13, "args": {
+        "per_device_train_batch_size": 2, "gradient_accumulation_steps": 1, "num_train_epochs": 3,
+        "logging_steps": 4, "save_strategy": "steps", "save_steps": 5, "learning_rate": 1e-4}},
     # failed runs: TRL's and the Trainer's refusals, on the console as a script prints them
     "failed_grpo_divisible": {"trainer": "grpo", "num_samples": 8, "args": {
         "per_device_train_batch_size": 4, "gradient_accumulation_steps": 2, "num_generations": 3}},

@@ -100,3 +100,54 @@ def test_steplabs_own_sources_are_said_in_the_readers_language(lang: str) -> Non
     for source in (world, trainer):
         said = source_text(source, lang)
         assert bool(CJK.search(said)) == (lang == "zh"), said
+
+
+TRL_RUNS = DATA / "trl-runs"
+
+
+def test_a_scheduler_kwargs_mapping_and_intervals_below_one_reconcile_without_conflicts() -> None:
+    """A real SFTTrainer run with `lr_scheduler_kwargs: {min_lr_rate: 0.1}` and `logging_steps: 0.15`,
+    `save_steps: 0.4` (shares of the 30 steps: the Trainer logs every 5 and saves every 12, as its state says)."""
+    folder = TRL_RUNS / "sft_ratios"
+    ex = explain(folder, folder / "config.yaml")
+    assert ex.setup.value("lr_scheduler_kwargs") == {"min_lr_rate": 0.1}
+    checks = ex.reconciliation.by_name()
+    assert [c.name for c in checks.values() if c.agree is False] == []
+    assert checks["learning_rates"].agree and checks["logging_steps"].run == [5, 10, 15, 20, 25, 30]
+    codes = [f.code for f in ex.findings]
+    assert "conflict" not in codes
+    ratios = [f.message.en for f in ex.findings if f.code == "interval_ratio"]
+    assert len(ratios) == 2 and "= 5 steps" in ratios[0] and "= 12 steps" in ratios[1]
+
+
+def test_a_conflicting_scheduler_kwargs_is_a_conflict_not_a_crash() -> None:
+    folder = TRL_RUNS / "sft_ratios"
+    text = (folder / "config.yaml").read_text(encoding="utf-8")
+    problems: list = []
+    entries = [e for e in path_entries([folder], problems) if not e.path.endswith("config.yaml")]
+    ex = explain_entries(entries, problems, config=("a.yaml", text.replace("0.1}", "0.2}")))
+    assert ex.setup.value("lr_scheduler_kwargs") == {"min_lr_rate": 0.2}
+    assert ex.reconciliation.by_name()["learning_rates"].agree is False
+
+
+def test_train_loss_after_a_resume_is_not_called_the_whole_runs_mean() -> None:
+    """A real run stopped at step 13 and resumed from checkpoint-10 (transformers 5.24); steps 29–30 unlogged."""
+    folder = TRL_RUNS / "sft_resumed"
+    ex = explain(folder, folder / "config.yaml")
+    assert ex.observed.resumed_step == 10
+    said = next(f for f in ex.findings if f.code == "train_loss")
+    assert said.message.key == "runfiles.finding.train_loss_tail_resumed"
+    assert "whole run" not in said.message.en.split(", nor")[0]
+    assert "steps 11 to 30" in said.message.en
+
+
+def test_a_txt_dataset_named_by_dataset_info_is_data_not_a_console() -> None:
+    course = ARTEFACTS / "course"
+    entries = [text_entry("run/console.log", (course / "console.log").read_text(encoding="utf-8")),
+               text_entry("run/data/dataset_info.json", '{"notes": {"file_name": "notes.txt"}}'),
+               text_entry("run/data/notes.txt", "first line of text\nsecond line\n")]
+    ex = explain_entries(entries)
+    kinds = {r.path: r.kind for r in ex.files.reports}
+    assert kinds["run/data/notes.txt"] == "data"
+    assert ex.files.console is not None and ex.files.console.path == "run/console.log"
+    assert "notes.txt" in ex.files.dataset_files

@@ -99,6 +99,10 @@ def kept_run(case: dict[str, Any], target: Path, release: str = "1") -> dict[str
             kept.parent.mkdir(exist_ok=True)
             shutil.copy(state, kept)
         text = (target / "console.log").read_text(encoding="utf-8").replace(scratch, "/tmp/run")
+    mark = "=== the run again, resumed from its last checkpoint ===\n"  # trl_worker.RESUMED_MARK: a stopped run's
+    if mark in text:  # first console, then the resumed run's
+        first, text = text.split(mark, 1)
+        (target / "console-part1.log").write_text(first, encoding="utf-8")
     (target / "console.log").write_text(text, encoding="utf-8")
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:

@@ -17,7 +17,9 @@ train dataset's size after packing; or the exception raised (type, message). Imp
 
 A case with `"output_dir"` trains into that folder and keeps it (checkpoints and their `trainer_state.json`), with
 the Trainer's INFO log on and tqdm's bars: the worker's stderr is then the run's console as a script would print
-it (`scripts/record_trl_runs.py` runs one case per process for that), an exception's traceback included.
+it (`scripts/record_trl_runs.py` runs one case per process for that), an exception's traceback included. With
+`"stop_at": k` the run is stopped at step k (a `KeyboardInterrupt`, as Ctrl-C) and run again with
+`resume_from_checkpoint=True`, the two consoles parted by `RESUMED_MARK`.
 """
 
 from __future__ import annotations
@@ -264,14 +266,41 @@ def kept_run(case: dict) -> dict:
                 return generate(*args, **kwargs)
 
             trainer._generate_and_score_completions = counted_generation
-        trainer.train()
+        if case.get("stop_at"):  # killed at that step (Ctrl-C), then run again from its last checkpoint
+            trainer.add_callback(StopAt(case["stop_at"]))
+            try:
+                trainer.train()
+            except KeyboardInterrupt:
+                traceback.print_exc()
+            sys.stderr.write(f"{RESUMED_MARK}\n")
+            sys.stderr.flush()
+            trainer = build({**case, "args": {"disable_tqdm": False, **case["args"]}}, case["output_dir"])
+            trainer.train(resume_from_checkpoint=True)
+        else:
+            trainer.train()
     except Exception as error:  # noqa: BLE001 - the run failed as a script's would: its traceback on the console
         traceback.print_exc()
         return {"status": "error", "error_type": type(error).__name__, "error": str(error)}
     finally:
         sys.stderr.flush()
     return {"status": "ok", "optimizer_steps": trainer.state.global_step, "generation_rounds": len(rounds),
+            "train_loss": trainer.state.log_history[-1].get("train_loss"),
             "versions": {"trl": trl.__version__, "transformers": transformers.__version__}}
+
+
+RESUMED_MARK = "=== the run again, resumed from its last checkpoint ==="
+"""Where a stopped case's console ends and its resumed run's begins (`kept_run` of `trl_env` splits it there)."""
+
+
+class StopAt(TrainerCallback):
+    """Stop the run at one step as Ctrl-C would: a `KeyboardInterrupt` out of `train()`."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step == self.step:
+            raise KeyboardInterrupt
 
 
 def answer(request: dict) -> list[dict]:

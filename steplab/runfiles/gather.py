@@ -209,14 +209,38 @@ def _read_capped(entry: Entry, limit: int) -> bytes | None:
                 return None
 
 
+INFO_BYTES = 1024 * 1024
+"""What of a `dataset_info.json` is read to learn the dataset files it names (a bigger one names them all the same
+to the dataset stage, which reads it whole within the caps)."""
+
+
+def _dataset_files(info: Entry) -> set[str]:
+    """The base names of the files a `dataset_info.json` names (`file_name`), read within `INFO_BYTES`."""
+    import json
+
+    try:
+        data = _read_capped(info, INFO_BYTES)
+        document = json.loads(data) if data else None
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError, RuntimeError):
+        return set()
+    if not isinstance(document, dict):
+        return set()
+    return {PurePosixPath(str(spec["file_name"]).replace("\\", "/")).name for spec in document.values()
+            if isinstance(spec, dict) and isinstance(spec.get("file_name"), str)}
+
+
 def _wanted(entries: list[Entry]) -> list[tuple[Entry, str]]:
     """The entries worth reading, with their kinds: run files, configs, consoles, and what the dataset stage
     needs (dataset files only when a `dataset_info.json` is among the entries; one tokenizer, the shallowest)."""
     chosen: list[tuple[Entry, str]] = []
-    has_info = any(kinds.kind_of(e.path) == kinds.DATASET_INFO for e in entries)
+    infos = [e for e in entries if kinds.kind_of(e.path) == kinds.DATASET_INFO]
+    has_info = bool(infos)
+    named = _dataset_files(infos[0]) if infos else set()
     tokenizers: dict[str, Entry] = {}
     for entry in entries:
         kind = kinds.kind_of(entry.path)
+        if named and PurePosixPath(entry.path).name in named and kind in (kinds.CONSOLE, kinds.OTHER):
+            kind = kinds.DATA  # a `.txt` (or other) dataset `dataset_info.json` names is data, not a console
         if kind == kinds.TOKENIZER:
             name = PurePosixPath(entry.path).name.lower()
             best = tokenizers.get(name)

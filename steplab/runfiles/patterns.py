@@ -14,7 +14,7 @@ from steplab.runfiles import release
 from steplab.runfiles.explanation import Explanation, Finding
 from steplab.runfiles.failure import failure_findings
 from steplab.runfiles.precision import close
-from steplab.runfiles.rows import Rows
+from steplab.runfiles.rows import INT64_MAX, Rows
 from steplab.trainer.events import events, interval
 from steplab.trainer.plan import make_plan
 
@@ -22,6 +22,10 @@ SPIKE_FACTOR = 5.0  # a grad_norm this many times the run's median is a spike
 STAIR_FACTOR = 3.0  # a drop at an epoch start this many times the typical change between rows is a step ...
 STAIR_SHARE = 0.01  # ... and at least this share of the loss (noise on a flat curve is no staircase)
 MAX_NAMED_STEPS = 5
+OWN_STEPS_RELEASE, ALL_STEPS_RELEASE = "5.24", "5.15"
+"""After a resume, `train_loss` divides the process's losses by its own steps in transformers 5.24.0 (`trainer.py`
+`_finalize_training`: `num_steps_trained`), by all the steps in 5.15.0 and before (`effective_global_step`): the
+wheels StepLab has read. (Both in the `hf-5` profile's range: the profile does not say which.)"""
 
 
 def _steps_text(steps: list[int]) -> str:
@@ -122,6 +126,21 @@ def _trainer_class(ex: Explanation) -> list[Finding]:
     return found
 
 
+def _ratios(ex: Explanation) -> list[Finding]:
+    """Intervals given as shares of the total (`logging_steps: 0.15`): the steps the Trainer made of them."""
+    planned = ex.planning.planned
+    if planned is None:
+        return []
+    found = []
+    for name, kind in (("logging_steps", "log"), ("eval_steps", "eval"), ("save_steps", "save")):
+        value = ex.setup.value(name)
+        if isinstance(value, float) and 0 < value < 1:
+            found.append(Finding("interval_ratio", msg("runfiles.finding.interval_ratio", field=name, ratio=value,
+                                                       total=planned.plan.max_steps,
+                                                       every=interval(planned.plan, kind) or 0)))
+    return found
+
+
 def _dataset(ex: Explanation) -> list[Finding]:
     funnel = ex.setup.funnel
     if funnel is None:
@@ -204,18 +223,20 @@ def _resume_intervals(ex: Explanation) -> list[Finding]:
 # --------------------------------------------------------------------------- the loss
 
 
-def train_loss_from_rows(rows: Rows, global_step: int, resumed_step: int | None) -> float | None:
+def train_loss_from_rows(rows: Rows, global_step: int, resumed_step: int | None,
+                         own_steps: bool = False) -> float | None:
     """`train_loss` as the Trainer computes it from what it logged: every logged loss is the mean over the steps
     since the previous log, so Σ loss × steps covered ÷ `global_step` (a resumed process sums only its own steps,
-    yet divides by all of them). None when the last steps were never logged."""
+    yet divides by all of them up to transformers 5.15; 5.24 divides by its own steps: `own_steps`). None when the
+    last steps were never logged."""
     train = rows.train
     start = resumed_step or 0
     mask = train.steps > start
     steps, losses = train.steps[mask], train.column("loss")[mask]
-    if not len(steps) or steps[-1] != global_step or not global_step:
+    if not len(steps) or steps[-1] != global_step or not global_step or global_step <= start:
         return None
     windows = np.diff(np.concatenate([[start], steps]))
-    return float(np.sum(losses * windows) / global_step)
+    return float(np.sum(losses * windows) / (global_step - start if own_steps else global_step))
 
 
 def _train_loss(ex: Explanation) -> list[Finding]:
@@ -230,13 +251,20 @@ def _train_loss(ex: Explanation) -> list[Finding]:
     resumed = ex.observed.resumed_step
     ours = train_loss_from_rows(rows, int(steps_run.value), resumed)
     if ours is None:
-        return [Finding("train_loss", msg("runfiles.finding.train_loss_tail", reported=reported.value, last=last))]
-    digits = 4 if rows.digits or rows.epoch_decimals else None
+        key = "runfiles.finding.train_loss_tail" if resumed is None else "runfiles.finding.train_loss_tail_resumed"
+        return [Finding("train_loss", msg(key, reported=reported.value, last=last, first=(resumed or 0) + 1,
+                                          steps=int(steps_run.value), own_release=OWN_STEPS_RELEASE,
+                                          all_release=ALL_STEPS_RELEASE))]
+    digits = 4 if rows.digits or rows.epoch_decimals or reported.source.line is not None else None
     agrees = bool(close(reported.value, ours, digits))
     if resumed is not None:
-        key = "runfiles.finding.train_loss_resumed" if agrees else "runfiles.finding.train_loss_other"
-        return [Finding("train_loss", msg(key, reported=reported.value, ours=ours, first=resumed + 1,
-                                          steps=int(steps_run.value), last=last))]
+        own = train_loss_from_rows(rows, int(steps_run.value), resumed, own_steps=True)
+        key = "runfiles.finding.train_loss_resumed" if agrees else (
+            "runfiles.finding.train_loss_resumed_own" if own is not None and close(reported.value, own, digits)
+            else "runfiles.finding.train_loss_other")
+        return [Finding("train_loss", msg(key, reported=reported.value, ours=own if key.endswith("own") else ours,
+                                          first=resumed + 1, steps=int(steps_run.value), last=last,
+                                          own_release=OWN_STEPS_RELEASE, all_release=ALL_STEPS_RELEASE))]
     world = ex.setup.value("world_size", 1)
     key = "runfiles.finding.train_loss" if agrees else (
         "runfiles.finding.train_loss_processes" if world > 1 else "runfiles.finding.train_loss_other")
@@ -384,7 +412,8 @@ def _unparsed(ex: Explanation) -> list[Finding]:
     found = []
     for console in [c for c in (ex.files.console, *ex.files.earlier_consoles) if c is not None]:
         found += [Finding("number_too_big", msg("runfiles.finding.number_too_big", field=name, digits=digits,
-                                                source=str(source))) for name, digits, source in console.too_big]
+                                                source=str(source), bits=INT64_MAX.bit_length() + 1))
+                  for name, digits, source in console.too_big]
         lines = console.unparsed_dicts
         if lines:
             found.append(Finding("unparsed_dicts", msg("runfiles.finding.unparsed_dicts", path=console.path,
@@ -392,7 +421,7 @@ def _unparsed(ex: Explanation) -> list[Finding]:
     return found
 
 
-PATTERNS = (_causes, _agreement, _files, _unparsed, _inferred, _trainer_class, _dataset, _resume, _streaming,
+PATTERNS = (_causes, _agreement, _files, _unparsed, _inferred, _ratios, _trainer_class, _dataset, _resume, _streaming,
             _train_loss, _last_row, _no_eval, _eval_after_training, _staircase, _spikes)
 
 

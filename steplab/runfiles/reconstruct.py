@@ -64,15 +64,26 @@ class Reconstructed:
     def conflicts(self) -> dict[str, list[Found]]:
         """Fields for which the files state more than one value: every value with its source."""
         return {name: found for name, found in self.seen.items()
-                if len({_comparable(f.value) for f in found}) > 1}
+                if len({_comparable(f.value) for f in found if not _ratio(name, f.value)}) > 1}
 
     def setup_values(self) -> dict[str, Any]:
         """The values `setup_from_mapping` takes (the plan's setup)."""
         return {name: found.value for name, found in self.values.items() if name in FIELDS}
 
 
+def _ratio(name: str, value: Any) -> bool:
+    """An interval below 1: a share of `max_steps` that the Trainer turns into steps (rounded up) before it saves
+    it, so the saved state's whole number is the same setting (`patterns` says what it became)."""
+    return name in INTERVALS and isinstance(value, int | float) and 0 < value < 1
+
+
 def _comparable(value: Any) -> Any:
-    return round(value, 12) if isinstance(value, float) else value
+    """A value as a set holds it: floats to 12 places, a mapping or list (`lr_scheduler_kwargs`) as its text."""
+    if isinstance(value, float):
+        return round(value, 12)
+    if isinstance(value, Mapping | list):
+        return repr(sorted(value.items()) if isinstance(value, Mapping) else value)
+    return value
 
 
 def _config(files: RunFiles, rec: Reconstructed) -> dict[str, int]:

@@ -54,7 +54,8 @@ def read_state(data: bytes, path: str, checkpoint: int | None) -> StateFile:
         raw = document.get(name)
         if isinstance(raw, int | float) and not isinstance(raw, bool) and math.isfinite(raw) and abs(raw) > INT64_MAX:
             digits = len(str(abs(int(raw))))
-            raise RunFileError("runfiles.number_too_big", path=path, key=name, digits=digits)
+            raise RunFileError("runfiles.number_too_big", path=path, key=name, digits=digits,
+                               bits=INT64_MAX.bit_length() + 1)
         value = _field(document, name)
         if value is not None:
             fields[name] = Found(value, Source(path, key=name))
