@@ -51,6 +51,13 @@ RUNS: dict[str, dict] = {
     "sft_resumed": {"trainer": "sft", "lengths": [4, 6, 3, 8, 5] * 4, "stop_at": 13, "args": {
         "per_device_train_batch_size": 2, "gradient_accumulation_steps": 1, "num_train_epochs": 3,
         "logging_steps": 4, "save_strategy": "steps", "save_steps": 5, "learning_rate": 1e-4}},
+    # two evaluation sets (the Trainer's dict of eval datasets, LLaMA-Factory's `eval_on_each_dataset`): each
+    # evaluation logs `eval_<name>_loss`, one row per set
+    "sft_two_evals": {"trainer": "sft", "lengths": [4, 6, 3, 8, 5] * 4, "eval_lengths": {"alpaca": [5] * 13,
+                                                                                        "identity": [4] * 9},
+                      "args": {"per_device_train_batch_size": 2, "gradient_accumulation_steps": 1,
+                               "num_train_epochs": 1, "logging_steps": 2, "eval_strategy": "steps", "eval_steps": 4,
+                               "per_device_eval_batch_size": 4, "save_strategy": "steps", "save_steps": 5}},
     # failed runs: TRL's and the Trainer's refusals, on the console as a script prints them
     "failed_grpo_divisible": {"trainer": "grpo", "num_samples": 8, "args": {
         "per_device_train_batch_size": 4, "gradient_accumulation_steps": 2, "num_generations": 3}},

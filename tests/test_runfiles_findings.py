@@ -151,3 +151,21 @@ def test_a_txt_dataset_named_by_dataset_info_is_data_not_a_console() -> None:
     assert kinds["run/data/notes.txt"] == "data"
     assert ex.files.console is not None and ex.files.console.path == "run/console.log"
     assert "notes.txt" in ex.files.dataset_files
+
+
+@pytest.mark.parametrize("alone", [False, True])
+def test_two_evaluation_sets_log_eval_name_loss_and_reconcile(alone: bool) -> None:
+    """A real run evaluating two sets (13 and 9 examples) every 4 steps: each evaluation logs
+    `eval_alpaca_loss` and `eval_identity_loss` rows; the console alone too."""
+    folder = TRL_RUNS / "sft_two_evals"
+    if alone:
+        text = (folder / "config.yaml").read_text(encoding="utf-8")
+        ex = explain_entries([text_entry("console.log", (folder / "console.log").read_text(encoding="utf-8"))],
+                             config=("config.yaml", text))
+        assert ex.files.console.eval_examples.value == 13 + 9
+    else:
+        ex = explain(folder, folder / "config.yaml")
+    checks = ex.reconciliation.by_name()
+    assert checks["eval_steps"].run == [4, 8, 10] and checks["eval_steps"].agree
+    assert [c.name for c in checks.values() if c.agree is False] == []
+    assert "no_eval_loss" not in [f.code for f in ex.findings]

@@ -6,7 +6,8 @@ from that file and rank 0 prints the answer as one line on stdout.
 
 A case: `{"trainer": "grpo" | "dpo" | "sft", "num_samples": N, "args": {<the config's fields>}}` (an SFT case
 gives `"lengths"`, the token length of each example, instead of `num_samples`: a tokenized dataset of
-those lengths, which `SFTTrainer` packs as it is). The model is a one-layer Qwen2 of
+those lengths, which `SFTTrainer` packs as it is; `"eval_lengths": {name: lengths}` gives it evaluation sets, one
+per name, as the Trainer's dict of eval datasets). The model is a one-layer Qwen2 of
 width 8 and the tokenizer a word-level one of 40 words, both built here (no hub); GRPO generates 1 token per
 completion (`max_completion_length` 1, `use_vllm` False, `beta` 0: no reference model) and every completion earns
 reward 0. A result: `state.max_steps`, the optimizer steps, the final epoch, the micro-batches (`training_step`
@@ -169,9 +170,14 @@ def build(case: dict, out: str):
                                  processing_class=TOKENIZER)
     else:
         config = trl.SFTConfig(**args)
-        data = datasets.Dataset.from_dict({"input_ids": [[4 + (i + k) % len(WORDS) for k in range(n)]
-                                                         for i, n in enumerate(case["lengths"])]})
-        trainer = trl.SFTTrainer(model=model(), args=config, train_dataset=data, processing_class=TOKENIZER)
+
+        def tokens(lengths: list[int]) -> datasets.Dataset:
+            return datasets.Dataset.from_dict({"input_ids": [[4 + (i + k) % len(WORDS) for k in range(n)]
+                                                             for i, n in enumerate(lengths)]})
+
+        evals = {name: tokens(lengths) for name, lengths in case.get("eval_lengths", {}).items()} or None
+        trainer = trl.SFTTrainer(model=model(), args=config, train_dataset=tokens(case["lengths"]),
+                                 eval_dataset=evals, processing_class=TOKENIZER)
     return trainer
 
 

@@ -43,7 +43,7 @@ _RESUME = {
     "llamafactory": re.compile(r"Resuming training from (.+?checkpoint-(\d+))\.?\s*$"),
 }
 _MISMATCH = re.compile(r"^\s*(\w+): (\S+) \(from args\) != (\S+) \(from trainer_state\.json\)")
-_DICT_START = re.compile(r"\{'(loss|eval_loss|train_runtime|train_loss|learning_rate|grad_norm)'")
+_DICT_START = re.compile(r"\{'(loss|eval_\w+|train_runtime|train_loss|learning_rate|grad_norm)'")
 MAX_DICT_CHARACTERS = 20_000  # a GRPO run with several reward functions logs dicts of a few thousand characters
 _BARE_FLOAT = re.compile(r"(?<=[:\s])(-?inf|nan)(?=\s*[,}])")
 _BAR = re.compile(r"\|\s*(\d+)/(\d+) \[")
@@ -156,6 +156,7 @@ class _Reader:
         self.in_metrics = False
         self.mismatch_lines = 0
         self.traceback = TracebackReader(path)
+        self.evaluated_between = False  # a training row came after the first evaluation began
 
     def source(self, line: int) -> Source:
         return Source(self.console.path, line)
@@ -178,8 +179,8 @@ class _Reader:
 
     def part(self, number: int, text: str) -> None:
         c = self.console
-        if "{'" in text and not (self.in_block or self.in_eval or self.in_metrics or self.mismatch_lines) \
-                and self.logged(text, number):
+        in_a_block = bool(self.in_block or self.in_eval or self.in_metrics or self.mismatch_lines)
+        if "{'" in text and not in_a_block and self.logged(text, number):
             return  # a logged dict: nothing else stands on its line
         src = self.source(number)
         if "***** Running training *****" in text:
@@ -207,8 +208,11 @@ class _Reader:
                 self.in_block = False
         if self.in_eval:
             self.in_eval -= 1
-            if (found := _EVAL_NUM.search(text)) and c.eval_examples is None:
-                c.eval_examples = Found(_int(found.group(1)), src)
+            if found := _EVAL_NUM.search(text):
+                if c.eval_examples is None:
+                    c.eval_examples = Found(_int(found.group(1)), src)
+                elif not self.evaluated_between:  # another set of the first evaluation: counted with it
+                    c.eval_examples = Found(c.eval_examples.value + _int(found.group(1)), c.eval_examples.source)
             if (found := _EVAL_BATCH.search(text)) and c.eval_batch_size is None:
                 c.eval_batch_size = Found(_int(found.group(1)), src)
         if self.in_metrics:
@@ -225,7 +229,7 @@ class _Reader:
             found = _MISMATCH.match(text)
             if found:
                 c.mismatches.append((found.group(1), found.group(2), found.group(3), src))
-        if "{'" in text and (self.in_block or self.in_eval or self.in_metrics or self.mismatch_lines):
+        if "{'" in text and in_a_block:
             self.logged(text, number)
         self.others(text, src)
 
@@ -267,10 +271,11 @@ class _Reader:
             c.python_floats = c.python_floats or Found(True, self.source(number))
         if "train_runtime" in found or "train_loss" in found:
             c.summary = (found, number)
-        elif "'eval_" in text and any(key.startswith("eval_") for key in found):
+        elif "'eval_" in text and any(key.startswith("eval_") for key in found):  # one row per evaluation set
             c.eval_dicts.append((found, number))
         elif "loss" in found or "learning_rate" in found:
             c.train.add(found, number)
+            self.evaluated_between = c.eval_examples is not None
         return True
 
     def others(self, text: str, src: Source) -> None:

@@ -129,12 +129,19 @@ def placed_rows(observed: Observed, planned: Planned) -> Rows | None:
     for column, kind in (("loss", "log"), ("eval_loss", "eval")):
         mask = rows.has(column) if column == "eval_loss" else rows.has(column) & ~rows.has("eval_loss")
         planned_steps = [s for s in events(planned.plan, kind).steps() if s > after]
-        if mask.sum() != len(planned_steps):
+        sets = _evaluation_sets(rows) if kind == "eval" else 1  # each evaluation logs one row per set
+        if mask.sum() != sets * len(planned_steps):
             return None
-        steps[mask] = planned_steps
+        steps[mask] = np.repeat(np.asarray(planned_steps, dtype=np.int64), sets)
     if (steps < 0).any():
         return None
     return rows.with_steps(steps)
+
+
+def _evaluation_sets(rows: Rows) -> int:
+    """How many evaluation sets a run's rows name (`eval_<name>_loss`; one when they log `eval_loss`)."""
+    return max(1, sum(1 for key in rows.keys if key.startswith("eval_") and key.endswith("_loss")
+                      and key != "eval_loss"))
 
 
 def _plan_of(step_mask_earlier: np.ndarray, planned: Planned) -> list[tuple[np.ndarray, Plan]]:
@@ -207,7 +214,8 @@ def event_checks(observed: Observed, planned: Planned, rows: Rows | None, rec: R
         train = [int(s) for s in rows.steps[rows.has("loss") & (rows.steps >= 0)]]
         checks.append(_steps_check("logging_steps", train, ours("log", bool(train) and train[0] <= (after or 0)),
                                    source))
-        evals = [int(s) for s in rows.steps[rows.has("eval_loss") & (rows.steps >= 0)]]
+        # several evaluation sets log a row each at the same step: the steps that evaluated, once each
+        evals = list(dict.fromkeys(int(s) for s in rows.steps[rows.has("eval_loss") & (rows.steps >= 0)]))
         if evals or planned.plan.setup.eval_strategy != "no":
             checks.append(_steps_check("eval_steps", evals, ours("eval", bool(evals) and evals[0] <= (after or 0)),
                                        source))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -13,6 +14,9 @@ import numpy as np
 from steplab.i18n import whole
 
 COLUMNS = ("loss", "learning_rate", "grad_norm", "eval_loss")
+_EVAL_SET_LOSS = re.compile(r"^eval_(.+)_loss$")
+"""With several evaluation sets (`eval_dataset` a dict; LLaMA-Factory's `eval_on_each_dataset`) each evaluation logs
+`eval_<name>_loss`, one row per set: such a row is an evaluation row as `eval_loss` makes one."""
 INT64_MAX = 2**63 - 1
 """The largest step a file may state: numbers past 64 bits are named as such, never computed with."""
 ALIASES = {"lr": "learning_rate"}  # LLaMA-Factory's trainer_log.jsonl writes `lr` (older releases `learning_rate`)
@@ -62,6 +66,13 @@ class Rows:
     @property
     def evals(self) -> Rows:
         return self.where(self.has("eval_loss"))
+
+
+def eval_loss(row: Mapping[str, Any]) -> Any:
+    """A row's evaluation loss: `eval_loss`, else its one `eval_<name>_loss` (several sets), else None."""
+    if "eval_loss" in row:
+        return row["eval_loss"]
+    return next((value for key, value in row.items() if _EVAL_SET_LOSS.match(str(key))), None)
 
 
 def number(value: Any) -> float:
@@ -125,11 +136,14 @@ def rows_from_dicts(dicts: Sequence[Mapping[str, Any]], file: str, step_key: str
     columns, present = {}, {}
     keys_seen = set().union(*dicts) if dicts else set()
     for name in COLUMNS:
-        if name not in keys_seen and not any(ALIASES.get(k) == name for k in keys_seen):
+        if name not in keys_seen and not any(ALIASES.get(k) == name for k in keys_seen) \
+                and not (name == "eval_loss" and any(_EVAL_SET_LOSS.match(k) for k in keys_seen)):
             columns[name], present[name] = np.full(count, np.nan), np.zeros(count, dtype=bool)
             continue
         keys = [name, *(alias for alias, target in ALIASES.items() if target == name)]
-        if len(keys) > 1 and any(keys[1] in d for d in dicts):
+        if name == "eval_loss" and any(_EVAL_SET_LOSS.match(k) for k in keys_seen):
+            values = [eval_loss(d) for d in dicts]
+        elif len(keys) > 1 and any(keys[1] in d for d in dicts):
             values = [d.get(keys[0]) if d.get(keys[0]) is not None else d.get(keys[1]) for d in dicts]
         else:
             values = [d.get(name) for d in dicts]
