@@ -397,6 +397,23 @@ def _agreement(ex: Explanation) -> list[Finding]:
     return [Finding("agrees", msg("runfiles.finding.agrees", total=len(checks)))]
 
 
+def _census(ex: Explanation) -> list[Finding]:
+    """The run's config keys StepLab does not model, and misspelt ones with the key meant: the one call site of
+    the census (`steplab.io.census.check`, branch `census`), with the trainer class the files name. Until that
+    module is in the tree there is nothing to say, and nothing is claimed."""
+    config = ex.setup.config
+    if config is None:
+        return []
+    try:
+        from steplab.io import census  # type: ignore[attr-defined]
+    except ImportError:
+        return []
+    checked = census.check(config.document, str(ex.setup.value("trainer_class") or "Trainer"),
+                           config.flavour == "llamafactory")
+    return [*(Finding("not_modelled", item.message()) for item in checked.unmodelled),
+            *(Finding("unknown_key", item.message()) for item in checked.unknown)]
+
+
 def _failure(ex: Explanation) -> list[Finding]:
     """The exception a failed run died of, and StepLab's own refusal of the same setup (or the gap)."""
     failure = ex.files.failure
@@ -421,7 +438,7 @@ def _unparsed(ex: Explanation) -> list[Finding]:
     return found
 
 
-PATTERNS = (_causes, _agreement, _files, _unparsed, _inferred, _ratios, _trainer_class, _dataset, _resume, _streaming,
+PATTERNS = (_causes, _agreement, _files, _census, _unparsed, _inferred, _ratios, _trainer_class, _dataset, _resume, _streaming,
             _train_loss, _last_row, _no_eval, _eval_after_training, _staircase, _spikes)
 
 
@@ -432,7 +449,7 @@ def findings(ex: Explanation) -> list[Finding]:
         reason = ex.planning.problem or (msg("runfiles.refused", error=str(ex.planning.refusal))
                                          if ex.planning.refusal else msg("runfiles.no_plan"))
         said = [] if failed else [Finding("not_planned", reason)]
-        return [*failed, *said, *_files(ex), *_unparsed(ex), *_inferred(ex), *_trainer_class(ex), *_last_row(ex),
+        return [*failed, *said, *_files(ex), *_census(ex), *_unparsed(ex), *_inferred(ex), *_trainer_class(ex), *_last_row(ex),
                 *_streaming(ex)]
     found = [finding for pattern in PATTERNS for finding in pattern(ex)]
     first = [f for f in found if f.code == "different_runs"]  # said before any single cause

@@ -182,8 +182,8 @@ def verdict(ex: Explanation, lang: str) -> None:
                    icon=":material/help:")
         unread = [r for r in ex.files.reports if not r.read]
         if unread:
-            st.markdown("\n".join(f"- `{r.path}`: {r.note.get(lang) if r.note else t(lang, 'run.files.not_read')}"
-                                   for r in unread))
+            st.markdown("\n".join("- " + t(lang, "run.files.unread_line", path=r.path, why=r.note.get(lang) if r.note
+                                             else t(lang, "run.files.not_read")) for r in unread))
     elif failed and ex.planning.planned is None:
         return
     elif ex.different_runs:
@@ -263,7 +263,7 @@ def _field_names(ex: Explanation, names: tuple[str, ...], lang: str) -> str:
     for name in names:
         run, ours = _cells(checks[name], lang)
         said.append(t(lang, "run.why.field", field=t(lang, f"run.field.{name}"), run=run, steplab=ours))
-    return "; ".join(said)
+    return t(lang, "run.why.separator").join(said)
 
 
 PICTURES = "_run_pictures"  # (the inputs' fingerprint, language, presenter view, the pictures): built once each
@@ -291,6 +291,8 @@ QUIET = ("agrees", "differs", "not_planned", "different_runs", *FAILURE)  # said
 
 
 def findings(ex: Explanation, lang: str) -> None:
+    if not ex.readable:
+        return  # the verdict named every file with why it was not read
     cause_codes = {cause.code for cause in ex.causes}
     shown = [f for f in ex.findings if f.code not in QUIET and not (f.code in cause_codes and f.message.key.startswith(
         "runfiles.cause."))]
