@@ -65,6 +65,10 @@ RUNS: dict[str, dict] = {
         "per_device_train_batch_size": 2, "gradient_accumulation_steps": 1, "num_generations": 1}},
     "failed_grpo_no_round": {"trainer": "grpo", "num_samples": 1, "args": {
         "per_device_train_batch_size": 4, "gradient_accumulation_steps": 1, "num_generations": 2}},
+    # a failure StepLab has no rule for (sampling at temperature 0): said as StepLab's gap
+    "failed_grpo_temperature": {"trainer": "grpo", "num_samples": 8, "args": {
+        "per_device_train_batch_size": 4, "gradient_accumulation_steps": 1, "num_generations": 4,
+        "temperature": 0.0}},
     "failed_grpo_both_sizes": {"trainer": "grpo", "num_samples": 8, "args": {
         "per_device_train_batch_size": 2, "gradient_accumulation_steps": 1, "num_generations": 2,
         "steps_per_generation": 2, "generation_batch_size": 4}},

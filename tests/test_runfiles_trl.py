@@ -85,6 +85,15 @@ def test_a_failed_run_steplab_cannot_check_says_why() -> None:
     assert codes[:2] == ["failed", "failure_unchecked"]
 
 
+def test_a_real_failure_steplab_has_no_rule_for_is_said_as_its_gap() -> None:
+    """GRPO sampling at temperature 0: transformers' generation refuses it mid-training (the traceback follows a
+    progress bar on the same line); StepLab plans the setup, so it says the gap is its own."""
+    ex = explain(RUNS / "failed_grpo_temperature")
+    real = recorded("failed_grpo_temperature")
+    assert (ex.files.failure.error_type, ex.files.failure.message) == (real["error_type"], real["error"])
+    assert [f.code for f in ex.findings][:2] == ["failed", "failure_gap"]
+
+
 def test_a_failure_steplab_would_not_refuse_is_said_as_its_gap() -> None:
     """The GRPO run's own files, with a traceback StepLab has no rule for appended as a console's end."""
     folder = RUNS / "grpo"
@@ -136,3 +145,32 @@ def test_generated_grpo_runs_trained_by_real_trl_reconcile(tmp_path: Path) -> No
         assert [c.name for c in checks.values() if c.agree is False] == [], case
         assert checks["generation_rounds"].steplab == answer["generation_rounds"], case
         assert checks["steps_run"].run == answer["optimizer_steps"]
+
+
+LLAMAFACTORY = Path(__file__).parent / "data" / "llamafactory-runs" / "artefacts"
+
+
+def test_llamafactory_consoles_failed_and_stopped_are_read() -> None:
+    """Real LLaMA-Factory 0.9.5 consoles (transformers 5.6.0): a streaming run that died in the data pipeline
+    (`StopIteration`, no message), and a run stopped by Ctrl-C mid-training."""
+    from steplab.runfiles.gather import text_entry
+
+    streaming = LLAMAFACTORY / "streaming"
+    ex = explain_entries([text_entry("console.log", (streaming / "console-failed-dataloader_num_workers0.log")
+                                     .read_text(encoding="utf-8"))])
+    failure = ex.files.failure
+    assert (failure.error_type, failure.message) == ("StopIteration", "")
+    assert str(failure.raised_at) == "llamafactory/data/converter.py:410 (align_dataset)"
+    assert ex.findings[0].message.en.startswith("The run failed: `StopIteration`, raised in")
+    stopped = explain_entries([text_entry("console.log", (LLAMAFACTORY / "resume_same" / "console-part1.log")
+                                          .read_text(encoding="utf-8"))])
+    assert stopped.files.failure.short_type == "KeyboardInterrupt"
+    assert [f.code for f in stopped.findings][:2] == ["failed", "failure_stopped"]
+
+
+def test_an_earlier_parts_error_is_not_the_finished_runs() -> None:
+    """The real run stopped at step 13 and resumed: its first console's `KeyboardInterrupt` is no failure of
+    the run, which finished."""
+    ex = explain(RUNS / "sft_resumed")
+    assert ex.files.failure is None and "failed" not in [f.code for f in ex.findings]
+    assert any(c.failure is not None for c in ex.files.earlier_consoles)

@@ -16,6 +16,8 @@ _FRAME = re.compile(r'^\s+File "(.+)", line (\d+), in (.+?)\s*$')
 _EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$")
 _START = "Traceback (most recent call last):"
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
+STOPPED = ("KeyboardInterrupt", "SystemExit")
+"""Exceptions of a run stopped from outside (Ctrl-C, a kill, `sys.exit`), which no setup rule refuses."""
 MAX_MESSAGE = 500
 """Characters of an exception's message kept (a message can hold a whole tensor)."""
 
@@ -66,7 +68,7 @@ class TracebackReader:
 
     def feed(self, number: int, raw: str) -> None:
         text = _PREFIX.sub("", raw.rstrip("\r\n"))
-        if text.startswith(_START):
+        if _START in text:  # at a line's start, or after a progress bar that had no newline yet
             self.inside, self._frames = True, []
             return
         if not self.inside:
@@ -90,9 +92,11 @@ def failure_findings(failure: Failure, refusal: TrainerRefusal | None, planned: 
     """The run's error named, then StepLab's side: the same refusal (with what to change), another refusal, no
     refusal at all (a gap of StepLab's), or no plan to hold it against (why)."""
     where = str(failure.raised_at) if failure.raised_at else str(failure.source)
-    found = [("failed", msg("runfiles.failure.named", type=failure.error_type, message=failure.message or "—",
-                            where=where, source=str(failure.source)))]
-    if refusal is not None and refusal.error_type == failure.short_type \
+    said = f"{failure.error_type}: {failure.message}" if failure.message else failure.error_type
+    found = [("failed", msg("runfiles.failure.named", error=said, where=where, source=str(failure.source)))]
+    if failure.short_type in STOPPED:
+        found.append(("failure_stopped", msg("runfiles.failure.stopped", type=failure.short_type)))
+    elif refusal is not None and refusal.error_type == failure.short_type \
             and _same_words(refusal.message, failure.message):
         fix = refusal.fix if refusal.fix is not None else msg("runfiles.failure.no_fix", field=refusal.field or "—")
         found.append(("failure_matched", msg("runfiles.failure.matched", type=refusal.error_type, fix=fix)))

@@ -74,17 +74,15 @@ def _pick_state(states: list[StateFile], files: RunFiles) -> None:
 
 
 def _pick_console(consoles: list[Console], files: RunFiles) -> None:
-    failed = [c for c in consoles if c.failure is not None]
-    if failed:  # the run's error: the main console's, else the last console's that shows one
-        files.failure = failed[-1].failure
     trained = [c for c in consoles if c.blocks]
-    if not trained:
+    if not trained:  # a run that failed before training: the last console that shows an error
         files.earlier_consoles = consoles
+        failed = [c for c in consoles if c.failure is not None]
+        files.failure = failed[-1].failure if failed else None
         return
     resumed = [c for c in trained if c.resumed]
     files.console = (resumed or trained)[-1]
-    if files.console.failure is not None:
-        files.failure = files.console.failure
+    files.failure = files.console.failure  # an earlier part's error (stopped, then resumed) is not the run's
     files.earlier_consoles = [c for c in consoles if c is not files.console]
 
 

@@ -286,7 +286,7 @@ def pictures(ex: Explanation, lang: str, presenter: bool) -> None:
             st.caption(picture.alt)
 
 
-FAILURE = ("failed", "failure_matched", "failure_other_refusal", "failure_gap", "failure_unchecked")
+FAILURE = ("failed", "failure_matched", "failure_other_refusal", "failure_gap", "failure_unchecked", "failure_stopped")
 QUIET = ("agrees", "differs", "not_planned", "different_runs", *FAILURE)  # said by the verdict already
 
 
