@@ -78,11 +78,22 @@ def test_a_failed_run_is_named_and_matched_to_steplabs_refusal(name: str) -> Non
     assert ex.planning.refusal.message == real["error"]
 
 
-def test_a_failed_run_steplab_cannot_check_says_why() -> None:
+def test_a_run_with_no_round_is_matched_to_steplabs_refusal_under_one_round() -> None:
+    """One prompt, rounds of two: the Trainer's empty-dataloader refusal; no file says N, so StepLab says it refuses
+    the same below one round's prompts."""
     ex = explain(RUNS / "failed_grpo_no_round")
     assert ex.files.failure.raised_at.file == "transformers/trainer.py"
     codes = [f.code for f in ex.findings]
-    assert codes[:2] == ["failed", "failure_unchecked"]
+    assert codes[:2] == ["failed", "failure_matched_if"]
+    assert "fewer than 2" in ex.findings[1].message.en
+
+
+def test_a_failed_run_steplab_cannot_check_says_why() -> None:
+    """The same console without its config: no trainer class, no sizes, nothing to hold the error against."""
+    from steplab.runfiles.gather import text_entry
+
+    ex = explain_entries([text_entry("console.log", (RUNS / "failed_grpo_no_round" / "console.log").read_text())])
+    assert [f.code for f in ex.findings][:2] == ["failed", "failure_unchecked"]
 
 
 def test_a_real_failure_steplab_has_no_rule_for_is_said_as_its_gap() -> None:

@@ -13,6 +13,7 @@ from steplab.i18n import fmt_float, msg
 from steplab.runfiles import release
 from steplab.runfiles.explanation import Explanation, Finding
 from steplab.runfiles.failure import failure_findings
+from steplab.runfiles.planning import grpo_refusal_without_round
 from steplab.runfiles.precision import close
 from steplab.runfiles.rows import INT64_MAX, Rows
 from steplab.trainer.events import events, interval
@@ -420,8 +421,14 @@ def _failure(ex: Explanation) -> list[Finding]:
     if failure is None:
         return []
     planning = ex.planning
-    return [Finding(code, message) for code, message in failure_findings(
+    found = [Finding(code, message) for code, message in failure_findings(
         failure, planning.refusal, planning.planned is not None, planning.problem)]
+    if found[-1].code == "failure_unchecked" and (probe := grpo_refusal_without_round(ex.setup)) is not None:
+        prompts, refusal = probe  # the files do not say N: StepLab's own refusal when N is under one round
+        if [code for code, _ in failure_findings(failure, refusal, False, None)][-1] == "failure_matched":
+            found[-1] = Finding("failure_matched_if", msg("runfiles.failure.matched_if", type=refusal.error_type,
+                                                          prompts=prompts, fix=refusal.fix or ""))
+    return found
 
 
 def _unparsed(ex: Explanation) -> list[Finding]:

@@ -59,6 +59,26 @@ def planned_for(rec: Reconstructed, profile: str, resumed_step: int | None, **ch
     return Planned(plan, rec.streaming, None, resumed_step, after_resume(plan, resumed_step), grpo)
 
 
+def grpo_refusal_without_round(rec: Reconstructed) -> tuple[int, TrainerRefusal] | None:
+    """A GRPO setup whose sample count no file says: (U, StepLab's refusal with fewer than U prompts, too few for
+    one round), or None. What a run that found no round to train on is held against."""
+    if rec.value("trainer_class") != "GRPOTrainer" or "num_samples" in rec.values:
+        return None
+    try:
+        setup, _ = setup_from_mapping({**rec.setup_values(), "num_samples": 1})
+        _, size = generation_sizes(setup)
+    except (InputError, TrainerRefusal):
+        return None
+    prompts = size // setup.num_generations
+    try:
+        plan_grpo(setup.replace(num_samples=prompts - 1))
+    except TrainerRefusal as refusal:
+        return prompts, refusal
+    except InputError:
+        return None
+    return None
+
+
 def grpo_refusal(rec: Reconstructed) -> TrainerRefusal | None:
     """What `GRPOConfig` refuses of the setup before any data is seen (its sizes), or None."""
     if rec.value("trainer_class") != "GRPOTrainer":

@@ -286,7 +286,8 @@ def pictures(ex: Explanation, lang: str, presenter: bool) -> None:
             st.caption(picture.alt)
 
 
-FAILURE = ("failed", "failure_matched", "failure_other_refusal", "failure_gap", "failure_unchecked", "failure_stopped")
+FAILURE = ("failed", "failure_matched", "failure_matched_if", "failure_other_refusal", "failure_gap", "failure_unchecked",
+           "failure_stopped")
 QUIET = ("agrees", "differs", "not_planned", "different_runs", *FAILURE)  # said by the verdict already
 
 
