@@ -44,6 +44,8 @@ def test_a_trl_run_reconciles_on_every_field_with_its_trainer(name: str, with_co
     assert checks["steps_run"].run == recorded(name)["optimizer_steps"]
     codes = [f.code for f in ex.findings]
     assert "agrees" in codes and "trainer_class" in codes
+    assert ("dpo_pairs" in codes) == (name == "dpo")
+    assert ("sft_packed" in codes) == (name == "sft_packing" and with_config)  # packing is said by the config
 
 
 @pytest.mark.parametrize("name", ["grpo", "grpo_iterations"])

@@ -108,7 +108,16 @@ def _trainer_class(ex: Explanation) -> list[Finding]:
         return []
     found = [Finding("trainer_class", msg("runfiles.finding.trainer_class", trainer_class=named.value,
                                           source=str(named.source)))]
-    grpo = ex.planning.planned.grpo if ex.planning.planned is not None else None
+    planned = ex.planning.planned
+    grpo = planned.grpo if planned is not None else None
+    if named.value == "DPOTrainer" and planned is not None:
+        batch = planned.plan.setup.per_device_train_batch_size
+        found.append(Finding("dpo_pairs", msg("runfiles.finding.dpo_pairs", pairs=planned.plan.setup.num_samples,
+                                              batch=batch, sequences=2 * batch)))
+    if named.value == "SFTTrainer" and ex.setup.value("packing"):
+        examples = ex.observed.counts.get("num_examples")
+        found.append(Finding("sft_packed", msg("runfiles.finding.sft_packed", examples=examples.value if examples
+                                               else 0, length=ex.setup.value("max_length", 0))))
     if grpo is not None:
         from steplab.teaching.grpo_counting import notes
 
