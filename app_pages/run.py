@@ -20,5 +20,6 @@ view.table(explanation, lang)
 view.why(explanation, lang)
 view.pictures(explanation, lang, context.presenter)
 view.findings(explanation, lang)
-view.setup(explanation, lang)
+if explanation.readable:
+    view.setup(explanation, lang)
 view.files(explanation, lang)

@@ -5,9 +5,10 @@ folder's and each `checkpoint-N/`'s), `trainer_log.jsonl`, `*_results.json`, the
 that YAML is the run's, and its datasets are found and counted from the current folder as `plan` counts them.
 
 Prints one JSON object, stable for tools: `{"setup": {field: {"value", "source"}}, "fields": [{"name", "run",
-"steplab", "agree", "source", "why"}], "findings": [{"code", "message"}]}` (English); with `--config`, also the
-census's `not_modelled`, `unknown_keys` and the import's `notes`, as `plan` writes them. Exit 0 when anything was
-read (whatever agrees), 2 when nothing readable was given (one line on stderr says why).
+"steplab", "agree", "source", "why"}], "findings": [{"code", "message"}], "causes": [{"code", "message", "rule",
+"lesson", "reproduces", "fields"}]}` (English; `causes`: each cause once, with the fields it explains); with `--config`,
+also the census's `not_modelled`, `unknown_keys` and the import's `notes`, as `plan` writes them. Exit 0 when anything
+was read (whatever agrees), 2 when nothing readable was given (stderr names each file with why it was not read).
 """
 
 from __future__ import annotations
@@ -38,13 +39,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> tuple[int, dict[str, Any] | None]:
     """Explain: (0, the JSON record to print), or (2, None) after one line on stderr (`cli` prints the record)."""
+    from steplab.io.safe_yaml import MAX_BYTES
     from steplab.runfiles.explain import explain_entries
-    from steplab.runfiles.gather import path_entries
+    from steplab.runfiles.gather import path_entries, read_regular
 
     config = None
     if args.config:
-        try:
-            config = (args.config, decode(Path(args.config).read_bytes()))
+        try:  # a regular file of at most a config's cap, read no further (`/dev/zero`, a 200 MB file: refused)
+            config = (args.config, decode(read_regular(Path(args.config), MAX_BYTES)))
         except (OSError, InputError) as error:
             message = error.message("en") if isinstance(error, InputError) else str(error)
             print(f"error: --config {args.config}: {message}".splitlines()[0], file=sys.stderr)
@@ -52,9 +54,11 @@ def run(args: argparse.Namespace) -> tuple[int, dict[str, Any] | None]:
     problems: list = []
     entries = path_entries(args.paths, problems)
     explanation = explain_entries(entries, problems, config=config, trainer=args.trainer, base=Path.cwd())
-    if not explanation.readable:
-        reasons = [problem.en for problem in explanation.files.problems] or ["nothing readable"]
-        print(f"error: {reasons[0]}", file=sys.stderr)
+    if not explanation.readable:  # every file named with why it was not read, then what would be
+        for report in explanation.files.reports:
+            print(f"error: {report.path}: {report.note.en if report.note else 'not read'}", file=sys.stderr)
+        for problem in explanation.files.problems:
+            print(f"error: {problem.en}", file=sys.stderr)
         return 2, None
     record = explanation.record("en")
     if config is not None:

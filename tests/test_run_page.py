@@ -173,3 +173,29 @@ def test_a_hundred_thousand_line_console_is_read():
     rows = table(at, "zh")
     assert "✗" not in {row[t("zh", "run.table.agree")] for row in rows}
     assert rows[0][t("zh", "run.table.source")] == f"console.log:{10**5 + 211}"
+
+
+TRL_RUNS = ROOT / "tests" / "data" / "trl-runs"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_failed_runs_error_is_the_verdict_with_what_to_change(lang):
+    folder = TRL_RUNS / "failed_grpo_divisible"
+    at = upload(page(lang), *[(name, (folder / name).read_bytes()) for name in ("console.log", "config.yaml")])
+    said = " ".join(e.value for e in at.error)
+    assert "generation_batch_size (8) must be divisible by num_generations (3)." in said
+    assert "trl/trainer/grpo_config.py:1132" in said
+    assert "2, 4, 8" in said  # StepLab's refusal's fix: the divisors of Gb
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_grpo_run_reconciles_on_the_page_with_its_cause_cards_once(lang):
+    folder = TRL_RUNS / "grpo_iterations"
+    at = page(lang)
+    at.session_state["run_yaml"] = (folder / "config.yaml").read_text().replace("num_iterations: 2", "num_iterations: 1")
+    upload(at, ("console.log", (folder / "console.log").read_bytes()),
+           ("trainer_state.json", (folder / "checkpoint-40" / "trainer_state.json").read_bytes()))
+    said = " ".join(m.value for m in at.markdown)
+    assert "lessons?lesson=rl-steps" in said
+    assert said.count(t(lang, "run.why.reproduces")) == 1  # one cause, one card, naming every field it explains
+    assert t(lang, "run.field.total_optimization_steps").replace("`", "") in said.replace("`", "")

@@ -52,7 +52,7 @@ def test_every_shared_run_agrees_on_every_field(run, capsys, monkeypatch):
     monkeypatch.chdir(RUNS_DIR)  # the YAML's dataset_dir and model are relative to where llamafactory-cli ran
     code, result = cli_json(capsys, f"artefacts/{run}", "--config", f"artefacts/{run}/config.yaml")
     assert code == 0
-    assert set(result) == {"setup", "fields", "findings", "not_modelled", "unknown_keys", "notes"}
+    assert set(result) == {"setup", "fields", "findings", "causes", "not_modelled", "unknown_keys", "notes"}
     assert result["unknown_keys"] == []  # every key of a real LLaMA-Factory run's YAML is in the census
     config = (RUNS_DIR / "artefacts" / run / "config.yaml").read_text()
     assert all(f"\n{item['key']}:" in config for item in result["not_modelled"])

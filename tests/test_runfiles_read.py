@@ -86,10 +86,11 @@ def test_console_dicts_are_the_logged_rows_of_the_state():
     state = json.loads((ARTEFACTS / "course_val" / "trainer_state.json").read_text())
     train = [row for row in state["log_history"] if "loss" in row]
     evals = [row for row in state["log_history"] if "eval_loss" in row]
-    assert len(console.train_dicts) == len(train) and len(console.eval_dicts) == len(evals)
-    for (shown, _), row in zip(console.train_dicts, train, strict=True):  # 5.x prints 4 significant digits
-        assert float(shown["loss"]) == pytest.approx(row["loss"], rel=5e-4)
-        assert float(shown["learning_rate"]) == pytest.approx(row["learning_rate"], rel=5e-4)
+    assert len(console.train) == len(train) and len(console.eval_dicts) == len(evals)
+    shown = console.train.rows("console.log")
+    for index, row in enumerate(train):  # 5.x prints 4 significant digits
+        assert shown.column("loss")[index] == pytest.approx(row["loss"], rel=5e-4)
+        assert shown.column("learning_rate")[index] == pytest.approx(row["learning_rate"], rel=5e-4)
     assert console.eval_examples.value == 100 and console.eval_batch_size.value == 8
 
 

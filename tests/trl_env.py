@@ -79,6 +79,37 @@ def two_processes(cases: list[dict[str, Any]], release: str = "1", timeout: floa
     return json.loads(lines[0])
 
 
+def kept_run(case: dict[str, Any], target: Path, release: str = "1") -> dict[str, Any]:
+    """Train one case for real into a scratch folder and keep what a run leaves that StepLab reads, small, in
+    `target`: the console (the worker's stderr, the scratch path written `/tmp/run`) and each checkpoint's
+    `trainer_state.json`. Returns the worker's answer (the steps and GRPO's generation rounds, or the error)."""
+    import json
+    import shutil
+    import tempfile
+
+    target.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="trl-kept-") as scratch:
+        out = Path(scratch) / "out"
+        request = json.dumps({"cases": [{**case, "output_dir": str(out)}]})
+        with (target / "console.log").open("w", encoding="utf-8") as console:
+            done = subprocess.run([str(python(release)), str(WORKER)], input=request + "\n", stdout=subprocess.PIPE,
+                                  stderr=console, text=True, timeout=900, cwd=scratch)
+        for state in sorted(out.glob("checkpoint-*/trainer_state.json")):
+            kept = target / state.parent.name / "trainer_state.json"
+            kept.parent.mkdir(exist_ok=True)
+            shutil.copy(state, kept)
+        text = (target / "console.log").read_text(encoding="utf-8").replace(scratch, "/tmp/run")
+    mark = "=== the run again, resumed from its last checkpoint ===\n"  # trl_worker.RESUMED_MARK: a stopped run's
+    if mark in text:  # first console, then the resumed run's
+        first, text = text.split(mark, 1)
+        (target / "console-part1.log").write_text(first, encoding="utf-8")
+    (target / "console.log").write_text(text, encoding="utf-8")
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"the TRL worker failed ({done.returncode}):\n{text[-3000:]}")
+    return json.loads(lines[-1])[0]
+
+
 def _free_port() -> int:
     import socket
 

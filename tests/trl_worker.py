@@ -7,7 +7,8 @@ from that file and rank 0 prints the answer as one line on stdout.
 A case: `{"trainer": "grpo" | "dpo" | "sft", "num_samples": N, "args": {<the config's fields>}}` (a GRPO case may
 give `"eval_samples"`, the prompts of an evaluation set; an SFT case
 gives `"lengths"`, the token length of each example, instead of `num_samples`: a tokenized dataset of
-those lengths, which `SFTTrainer` packs as it is). The model is a one-layer Qwen2 of
+those lengths, which `SFTTrainer` packs as it is; `"eval_lengths": {name: lengths}` gives it evaluation sets, one
+per name, as the Trainer's dict of eval datasets). The model is a one-layer Qwen2 of
 width 8 and the tokenizer a word-level one of 40 words, both built here (no hub); GRPO generates 1 token per
 completion (`max_completion_length` 1, `use_vllm` False, `beta` 0: no reference model) and every completion earns
 reward 0. A result: `state.max_steps`, the optimizer steps, the final epoch, the micro-batches (`training_step`
@@ -15,6 +16,12 @@ calls) of each update, its learning rate, the generation calls (`_generate_and_s
 the micro-batch each one came before, per GRPO update the first and last round its micro-batches came from and
 whether one of them was a slice `_prepare_inputs` had handed out before in that round (the same object: reused), "Num examples" and "Total train batch size" as the Trainer logs them, the
 train dataset's size after packing; or the exception raised (type, message). Imports nothing of StepLab's.
+
+A case with `"output_dir"` trains into that folder and keeps it (checkpoints and their `trainer_state.json`), with
+the Trainer's INFO log on and tqdm's bars: the worker's stderr is then the run's console as a script would print
+it (`scripts/record_trl_runs.py` runs one case per process for that), an exception's traceback included. With
+`"stop_at": k` the run is stopped at step k (a `KeyboardInterrupt`, as Ctrl-C) and run again with
+`resume_from_checkpoint=True`, the two consoles parted by `RESUMED_MARK`.
 """
 
 from __future__ import annotations
@@ -149,7 +156,7 @@ def build(case: dict, out: str):
     kind = case["trainer"]
     common = dict(output_dir=out, report_to="none", use_cpu=True, disable_tqdm=True, seed=0, save_strategy="no",
                   dataloader_num_workers=0)
-    if not case.get("config_defaults"):
+    if not case.get("config_defaults") and not case.get("output_dir"):
         common["logging_steps"] = 10**6
     args = {**common, **case["args"]}
     if kind == "grpo":
@@ -170,13 +177,20 @@ def build(case: dict, out: str):
                                  processing_class=TOKENIZER)
     else:
         config = trl.SFTConfig(**args)
-        data = datasets.Dataset.from_dict({"input_ids": [[4 + (i + k) % len(WORDS) for k in range(n)]
-                                                         for i, n in enumerate(case["lengths"])]})
-        trainer = trl.SFTTrainer(model=model(), args=config, train_dataset=data, processing_class=TOKENIZER)
+
+        def tokens(lengths: list[int]) -> datasets.Dataset:
+            return datasets.Dataset.from_dict({"input_ids": [[4 + (i + k) % len(WORDS) for k in range(n)]
+                                                             for i, n in enumerate(lengths)]})
+
+        evals = {name: tokens(lengths) for name, lengths in case.get("eval_lengths", {}).items()} or None
+        trainer = trl.SFTTrainer(model=model(), args=config, train_dataset=tokens(case["lengths"]),
+                                 eval_dataset=evals, processing_class=TOKENIZER)
     return trainer
 
 
 def run(case: dict) -> dict:
+    if case.get("output_dir"):
+        return kept_run(case)
     record: dict = {"sizes": [], "lrs": [], "generations": [], "micro_batches": 0, "log": [], "update_rounds": [],
                     "seen": set(), "eval": []}
     handler = LogLines()
@@ -248,6 +262,59 @@ def run(case: dict) -> dict:
         "train_examples": len(trainer.train_dataset),
         "versions": {"trl": trl.__version__, "transformers": transformers.__version__},
     }
+
+
+def kept_run(case: dict) -> dict:
+    """Train into `case["output_dir"]` and keep it; the console (stderr) shows what a script's would."""
+    transformers.logging.set_verbosity_info()
+    transformers.logging.enable_default_handler()
+    try:
+        trainer = build({**case, "args": {"disable_tqdm": False, **case["args"]}}, case["output_dir"])
+        rounds = []
+        if hasattr(trainer, "_generate_and_score_completions"):  # GRPO: count the generation rounds of training
+            generate = trainer._generate_and_score_completions
+
+            def counted_generation(*args, **kwargs):
+                if trainer.model.training:
+                    rounds.append(1)
+                return generate(*args, **kwargs)
+
+            trainer._generate_and_score_completions = counted_generation
+        if case.get("stop_at"):  # killed at that step (Ctrl-C), then run again from its last checkpoint
+            trainer.add_callback(StopAt(case["stop_at"]))
+            try:
+                trainer.train()
+            except KeyboardInterrupt:
+                traceback.print_exc()
+            sys.stderr.write(f"{RESUMED_MARK}\n")
+            sys.stderr.flush()
+            trainer = build({**case, "args": {"disable_tqdm": False, **case["args"]}}, case["output_dir"])
+            trainer.train(resume_from_checkpoint=True)
+        else:
+            trainer.train()
+    except Exception as error:  # noqa: BLE001 - the run failed as a script's would: its traceback on the console
+        traceback.print_exc()
+        return {"status": "error", "error_type": type(error).__name__, "error": str(error)}
+    finally:
+        sys.stderr.flush()
+    return {"status": "ok", "optimizer_steps": trainer.state.global_step, "generation_rounds": len(rounds),
+            "train_loss": trainer.state.log_history[-1].get("train_loss"),
+            "versions": {"trl": trl.__version__, "transformers": transformers.__version__}}
+
+
+RESUMED_MARK = "=== the run again, resumed from its last checkpoint ==="
+"""Where a stopped case's console ends and its resumed run's begins (`kept_run` of `trl_env` splits it there)."""
+
+
+class StopAt(TrainerCallback):
+    """Stop the run at one step as Ctrl-C would: a `KeyboardInterrupt` out of `train()`."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step == self.step:
+            raise KeyboardInterrupt
 
 
 def answer(request: dict) -> list[dict]:

@@ -16,15 +16,14 @@ from typing import Any
 from steplab.errors import InputError, TrainerRefusal
 from steplab.i18n import Message, msg
 from steplab.runfiles.explanation import Cause, Explanation
-from steplab.runfiles.planned import Planned
-from steplab.runfiles.planning import plan_setup
+from steplab.runfiles.planning import plan_setup, planned_for
 from steplab.runfiles.reconcile import reconcile
-from steplab.runfiles.resume import after_resume, earlier_plan
+from steplab.runfiles.resume import earlier_plan
 from steplab.runfiles.warmup import read_warmup
 from steplab.trainer.profiles import PROFILES
 
 ORDER = ("resume", "rows_dropped", "packing", "val_size", "max_samples", "processes", "accumulation", "batch",
-         "epochs", "release", "max_steps", "warmup")
+         "grpo", "epochs", "release", "max_steps", "warmup")
 """The order causes are named in when several reproduce a difference alike."""
 
 MAX_PROCESSES = 64
@@ -35,11 +34,11 @@ MOVES = {  # the causes that can move each field, for a field nothing reproduces
     "epochs_skipped": ("accumulation", "release"),
     "batches_skipped": ("accumulation", "release"),
     "num_epochs": ("epochs", "max_steps", "resume"),
-    "update_steps_per_epoch": ("rows_dropped", "processes", "accumulation", "batch", "release"),
+    "update_steps_per_epoch": ("rows_dropped", "processes", "accumulation", "batch", "grpo", "release"),
     "total_train_batch_size": ("processes", "accumulation", "batch"),
     "gradient_accumulation_steps": ("accumulation",),
     "per_device_train_batch_size": ("batch",),
-    "total_optimization_steps": ("rows_dropped", "packing", "val_size", "processes", "release", "max_steps",
+    "total_optimization_steps": ("rows_dropped", "packing", "val_size", "processes", "grpo", "release", "max_steps",
                                  "resume"),
     "steps_run": ("max_steps", "resume", "release"),
     "final_epoch": ("max_steps", "release", "resume"),
@@ -94,6 +93,7 @@ def _hypotheses(ex: Explanation) -> Iterator[Hypothesis]:
         run = _run(ex, name)
         if run is not None and run != getattr(setup, name):
             yield code, {name: run}, msg(f"runfiles.cause.{code}", run=run, ours=getattr(setup, name))
+    yield from _grpo(ex, total_run, steps_differ)
     epochs_run = _run(ex, "num_epochs")
     if ex.observed.resumed_step is None and epochs_run is not None and epochs_run != plan.epochs_loop \
             and not ex.setup.streaming and epochs_run < 10**6:
@@ -112,6 +112,31 @@ def _hypotheses(ex: Explanation) -> Iterator[Hypothesis]:
         if warmup is not None and warmup != plan.warmup_steps:
             yield "warmup", {"warmup_steps": warmup, "warmup_ratio": None}, msg(
                 "runfiles.cause.warmup", run=warmup, ours=plan.warmup_steps)
+
+
+GRPO_TRIALS = (("num_iterations", range(1, 9)), ("steps_per_generation", range(1, 33)),
+               ("num_generations", range(2, 65)))
+
+
+def _grpo(ex: Explanation, total_run: int | None, steps_differ: bool) -> Iterator[Hypothesis]:
+    """A GRPO run's own sizes: the first μ, S (then Gb follows) or G that gives the run's total."""
+    grpo = ex.planning.planned.grpo
+    if grpo is None or not steps_differ or total_run is None:
+        return
+    for name, values in GRPO_TRIALS:
+        ours = getattr(grpo.setup, name) if name != "steps_per_generation" else grpo.steps_per_generation
+        changes: dict[str, Any] = {"generation_batch_size": None} if name == "steps_per_generation" else {}
+        for value in values:
+            if value == ours:
+                continue
+            try:
+                plan = plan_setup(ex.setup, ex.planning.profile.value, **changes, **{name: value})
+            except (InputError, TrainerRefusal):
+                continue
+            if plan.max_steps == total_run:
+                yield "grpo", {**changes, name: value}, msg("runfiles.cause.grpo", field=name, run=value, ours=ours,
+                                                             steps=total_run)
+                break
 
 
 def _rows_cause(ex: Explanation) -> str:
@@ -147,15 +172,14 @@ def _processes(ex: Explanation, total_run: int | None, steps_differ: bool) -> It
 def _replanned(ex: Explanation, changes: dict[str, Any]) -> dict[str, bool | None] | None:
     """Each check's agreement with the setup changed (None when it cannot be planned)."""
     profile = changes.pop("trainer", ex.planning.profile.value)
+    planned = ex.planning.planned
     try:
-        plan = plan_setup(ex.setup, profile, **changes)
+        trial = planned_for(ex.setup, profile, planned.resumed_step, **changes)
     except (InputError, TrainerRefusal):
         return None
-    planned = ex.planning.planned
-    earlier = earlier_plan(plan, ex.observed.rows, planned.resumed_step,
+    earlier = earlier_plan(trial.plan, ex.observed.rows, planned.resumed_step,
                            ex.files.checkpoint_states.get(planned.resumed_step or -1), ex.setup.schedule_known)
-    trial = Planned(plan, planned.streaming, earlier.plan if earlier else None, planned.resumed_step,
-                    after_resume(plan, planned.resumed_step))
+    trial = replace(trial, streaming=planned.streaming, earlier=earlier.plan if earlier else None)
     return {check.name: check.agree for check in reconcile(ex.observed, trial, ex.setup).checks}
 
 
@@ -177,14 +201,16 @@ def attach_causes(ex: Explanation) -> None:
             found.append(Cause(code, message, True, fixes))
     found.sort(key=lambda cause: (-(cause.fixes == wrong), -len(cause.fixes), ORDER.index(cause.code)))
     ex.causes = found
-    ex.reconciliation.checks = [_with_causes(check, found) for check in checks]
+    grpo = ex.planning.planned.grpo is not None
+    ex.reconciliation.checks = [_with_causes(check, found, grpo) for check in checks]
 
 
-def _with_causes(check: Any, found: list[Cause]) -> Any:
+def _with_causes(check: Any, found: list[Cause], grpo: bool) -> Any:
     if check.agree is not False:
         return check
     causes = [cause for cause in found if check.name in cause.fixes]
     if not causes:
-        causes = [Cause(code, msg(f"runfiles.cause.{code}.unverified"), False) for code in MOVES.get(check.name, ())]
+        causes = [Cause(code, msg(f"runfiles.cause.{code}.unverified"), False) for code in MOVES.get(check.name, ())
+                  if code != "grpo" or grpo]
     return replace(check, why=tuple(causes))
 

@@ -15,10 +15,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from steplab.runfiles.failure import Failure, TracebackReader
 from steplab.runfiles.limits import MAX_LINE_CHARACTERS
-from steplab.runfiles.rows import Rows, rows_from_dicts
+from steplab.runfiles.rows import INT64_MAX, RowBuilder, Rows, merged, rows_from_dicts
 from steplab.runfiles.sources import Found, Source
-from steplab.runfiles.text import decode_text, screen_parts, split_lines
+from steplab.runfiles.text import decode_text, iter_lines, screen_parts
 
 BLOCK_LINES = {
     "num_examples": r"Num examples = ([\d,]+)",
@@ -42,7 +43,8 @@ _RESUME = {
     "llamafactory": re.compile(r"Resuming training from (.+?checkpoint-(\d+))\.?\s*$"),
 }
 _MISMATCH = re.compile(r"^\s*(\w+): (\S+) \(from args\) != (\S+) \(from trainer_state\.json\)")
-_DICT_START = re.compile(r"\{'(loss|eval_loss|train_runtime|train_loss|learning_rate|grad_norm)'")
+_DICT_START = re.compile(r"\{'(loss|eval_\w+|train_runtime|train_loss|learning_rate|grad_norm)'")
+MAX_DICT_CHARACTERS = 20_000  # a GRPO run with several reward functions logs dicts of a few thousand characters
 _BARE_FLOAT = re.compile(r"(?<=[:\s])(-?inf|nan)(?=\s*[,}])")
 _BAR = re.compile(r"\|\s*(\d+)/(\d+) \[")
 _SAVE = re.compile(r"Saving model checkpoint to (.*?checkpoint-(\d+))\s*$")
@@ -63,7 +65,7 @@ class Console:
     blocks: int = 0
     resume: dict[str, Found] = field(default_factory=dict)  # resumed_step, epochs_skipped, batches_skipped, ...
     mismatches: list[tuple[str, str, str, Source]] = field(default_factory=list)  # name, from args, from state
-    train_dicts: list[tuple[dict[str, Any], int]] = field(default_factory=list)
+    train: RowBuilder = field(default_factory=RowBuilder)  # the training dicts, as columns
     eval_dicts: list[tuple[dict[str, Any], int]] = field(default_factory=list)
     summary: tuple[dict[str, Any], int] | None = None
     eval_examples: Found | None = None
@@ -77,15 +79,21 @@ class Console:
     trainer_log_deleted: Found | None = None
     interrupted: Found | None = None
     metrics: dict[str, Found] = field(default_factory=dict)  # the `***** train metrics *****` block
+    failure: Failure | None = None  # the exception the run died of (the last traceback printed)
+    unparsed_dicts: list[int] = field(default_factory=list)  # lines of logged dicts that could not be read
+    too_big: list[tuple[str, int, Source]] = field(default_factory=list)  # (field, digits, line): past 64 bits
+    _rows: Rows | None = field(default=None, repr=False)
 
     @property
     def rows(self) -> Rows:
         """The logged dicts (training, then evaluations merged in print order); steps unknown (−1)."""
-        merged = sorted([*self.train_dicts, *self.eval_dicts], key=lambda item: item[1])
-        five = self.string_floats is not None
-        return rows_from_dicts([d for d, _ in merged], self.path, step_key="__no_step__",
-                               lines=[line for _, line in merged], digits=4 if five else None,
-                               epoch_decimals=None if five else 2)
+        if self._rows is None:
+            five = self.string_floats is not None
+            evals = rows_from_dicts([d for d, _ in self.eval_dicts], self.path, step_key="__no_step__",
+                                    lines=[line for _, line in self.eval_dicts])
+            self._rows = merged([self.train.rows(self.path), evals], self.path, 4 if five else None,
+                                None if five else 2)
+        return self._rows
 
     @property
     def resumed(self) -> bool:
@@ -96,12 +104,39 @@ def _int(text: str) -> int:
     return int(text.replace(",", ""))
 
 
+_VALUE = r"'[^'\\]*'|-?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|inf|nan)|True|False|None"
+_PAIR = re.compile(rf"'([^'\\]*)': ({_VALUE})")
+_FLAT_DICT = re.compile(rf"\{{(?:'[^'\\]*': (?:{_VALUE}), )*'[^'\\]*': (?:{_VALUE})\}}")
+_CONSTANTS = {"True": True, "False": False, "None": None}
+
+
+def _flat_dict(text: str) -> dict[str, Any] | None:
+    """A flat dict of names and numbers (or numeric strings), as every release prints one, read by two regular
+    expressions instead of Python's parser (a console of 10^6 of them); None for anything else."""
+    if not _FLAT_DICT.fullmatch(text):
+        return None
+    found: dict[str, Any] = {}
+    for key, value in _PAIR.findall(text):
+        if value[0] == "'":
+            found[key] = value[1:-1]
+        elif value in _CONSTANTS:
+            found[key] = _CONSTANTS[value]
+        elif value.lstrip("-").isdigit():
+            found[key] = int(value)
+        else:
+            found[key] = float(value)
+    return found
+
+
 def _logged_dict(part: str) -> dict[str, Any] | None:
     """The dict a progress callback printed (`{'loss': 1.23, ...}` or `{'loss': '1.23', ...}`), or None."""
     start = _DICT_START.search(part)
     end = part.rfind("}")
-    if not start or end < start.start() or end - start.start() > 4000:
+    if not start or end < start.start() or end - start.start() > MAX_DICT_CHARACTERS:
         return None
+    flat = _flat_dict(part[start.start():end + 1])
+    if flat is not None:
+        return flat
     text = _BARE_FLOAT.sub(lambda m: f"'{m.group(1)}'", part[start.start():end + 1])
     try:
         found = ast.literal_eval(text)
@@ -120,6 +155,8 @@ class _Reader:
         self.in_eval = 0
         self.in_metrics = False
         self.mismatch_lines = 0
+        self.traceback = TracebackReader(path)
+        self.evaluated_between = False  # a training row came after the first evaluation began
 
     def source(self, line: int) -> Source:
         return Source(self.console.path, line)
@@ -127,14 +164,24 @@ class _Reader:
     def line(self, number: int, raw: str) -> None:
         c = self.console
         if len(raw) > MAX_LINE_CHARACTERS:
+            if _DICT_START.search(raw[:200]):
+                c.unparsed_dicts.append(number)
             return
-        for part in screen_parts(raw):
-            self.part(number, part)
+        if self.traceback.inside or "Traceback" in raw:
+            self.traceback.feed(number, raw)
+        if "\r" in raw or "\x1b" in raw:
+            for part in screen_parts(raw):
+                self.part(number, part)
+        elif raw and not raw.isspace():
+            self.part(number, raw)
         if "Traceback (most recent call last)" in raw or raw.startswith("KeyboardInterrupt"):
             c.interrupted = c.interrupted or Found(raw.strip()[:80], self.source(number))
 
     def part(self, number: int, text: str) -> None:
         c = self.console
+        in_a_block = bool(self.in_block or self.in_eval or self.in_metrics or self.mismatch_lines)
+        if "{'" in text and not in_a_block and self.logged(text, number):
+            return  # a logged dict: nothing else stands on its line
         src = self.source(number)
         if "***** Running training *****" in text:
             c.blocks += 1
@@ -152,13 +199,20 @@ class _Reader:
             for name, pattern in _BLOCK.items():
                 found = pattern.search(text)
                 if found and name not in c.block:
-                    c.block[name] = Found(_int(found.group(1)), src)
+                    value = _int(found.group(1))
+                    if value > INT64_MAX:  # named as such, never planned with
+                        c.too_big.append((name, len(str(value)), src))
+                    else:
+                        c.block[name] = Found(value, src)
             if self.block_left <= 0:
                 self.in_block = False
         if self.in_eval:
             self.in_eval -= 1
-            if (found := _EVAL_NUM.search(text)) and c.eval_examples is None:
-                c.eval_examples = Found(_int(found.group(1)), src)
+            if found := _EVAL_NUM.search(text):
+                if c.eval_examples is None:
+                    c.eval_examples = Found(_int(found.group(1)), src)
+                elif not self.evaluated_between:  # another set of the first evaluation: counted with it
+                    c.eval_examples = Found(c.eval_examples.value + _int(found.group(1)), c.eval_examples.source)
             if (found := _EVAL_BATCH.search(text)) and c.eval_batch_size is None:
                 c.eval_batch_size = Found(_int(found.group(1)), src)
         if self.in_metrics:
@@ -175,7 +229,7 @@ class _Reader:
             found = _MISMATCH.match(text)
             if found:
                 c.mismatches.append((found.group(1), found.group(2), found.group(3), src))
-        if "{'" in text:
+        if "{'" in text and in_a_block:
             self.logged(text, number)
         self.others(text, src)
 
@@ -202,22 +256,27 @@ class _Reader:
         elif found := (_RESUME["loading"].search(text) or _RESUME["llamafactory"].search(text)):
             c.resume.setdefault("checkpoint", Found(found.group(1), src))
 
-    def logged(self, text: str, number: int) -> None:
+    def logged(self, text: str, number: int) -> bool:
+        """Read a logged dict of the line; False when it holds none (or one that does not parse: counted)."""
         c = self.console
         found = _logged_dict(text)
         if found is None:
-            return
-        floats = [v for v in found.values() if isinstance(v, str | float) and not isinstance(v, bool)]
-        if floats and all(isinstance(v, str) for v in floats):
+            if _DICT_START.search(text):
+                c.unparsed_dicts.append(number)
+            return False
+        types = set(map(type, found.values()))
+        if str in types and float not in types:  # 5.x: every number a string of four significant digits
             c.string_floats = c.string_floats or Found(True, self.source(number))
-        elif any(isinstance(v, float) for v in floats):
+        elif float in types:
             c.python_floats = c.python_floats or Found(True, self.source(number))
         if "train_runtime" in found or "train_loss" in found:
             c.summary = (found, number)
-        elif any(key.startswith("eval_") for key in found):
+        elif "'eval_" in text and any(key.startswith("eval_") for key in found):  # one row per evaluation set
             c.eval_dicts.append((found, number))
         elif "loss" in found or "learning_rate" in found:
-            c.train_dicts.append((found, number))
+            c.train.add(found, number)
+            self.evaluated_between = c.eval_examples is not None
+        return True
 
     def others(self, text: str, src: Source) -> None:
         c = self.console
@@ -243,6 +302,7 @@ def read_console(data: bytes | str, path: str) -> Console:
     """Read a console log (bytes as uploaded, or pasted text)."""
     text = data if isinstance(data, str) else decode_text(data, path)
     reader = _Reader(path)
-    for number, raw in enumerate(split_lines(text, path), start=1):
+    for number, raw in enumerate(iter_lines(text, path), start=1):
         reader.line(number, raw)
+    reader.console.failure = reader.traceback.failure
     return reader.console

@@ -148,9 +148,27 @@ def path_entries(paths: Iterable[str | Path], problems: list[Message]) -> list[E
                 entries += open_zip(path.open("rb"), label, problems)
             else:
                 entries.append(Entry(label, path.stat().st_size, lambda p=path: p.open("rb")))
+        elif path.exists():  # a FIFO, a device (`/dev/zero`), a socket: never read
+            problems.append(msg("runfiles.not_regular", path=str(given)))
         else:
             problems.append(msg("runfiles.no_such_path", path=str(given)))
     return entries
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """A regular file's bytes, at most `limit` (read in chunks, stopped there); raises `RunFileError`
+    (`runfiles.not_regular`, `runfiles.no_such_path`, `runfiles.skipped.file_cap`) otherwise."""
+    from steplab.runfiles.errors import RunFileError
+
+    if not path.exists():
+        raise RunFileError("runfiles.no_such_path", path=str(path))
+    if not path.is_file():
+        raise RunFileError("runfiles.not_regular", path=str(path))
+    with path.open("rb") as stream:
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise RunFileError("runfiles.too_big_config", path=str(path), limit_kb=limit // 1024)
+    return data
 
 
 def _walk(folder: Path, problems: list[Message], room: int) -> list[Entry]:
@@ -163,7 +181,10 @@ def _walk(folder: Path, problems: list[Message], room: int) -> list[Entry]:
                 problems.append(msg("runfiles.folder_too_many", folder=str(folder), limit=MAX_ENTRIES))
                 return entries
             path = Path(root) / name
-            if path.is_symlink() or not path.is_file():
+            if path.is_symlink():
+                continue
+            if not path.is_file():
+                problems.append(msg("runfiles.not_regular", path=str(path)))
                 continue
             relative = clean_path(path.resolve().relative_to(base).as_posix()) if path.resolve().is_relative_to(
                 base) else clean_path(path.name)
@@ -188,14 +209,38 @@ def _read_capped(entry: Entry, limit: int) -> bytes | None:
                 return None
 
 
+INFO_BYTES = 1024 * 1024
+"""What of a `dataset_info.json` is read to learn the dataset files it names (a bigger one names them all the same
+to the dataset stage, which reads it whole within the caps)."""
+
+
+def _dataset_files(info: Entry) -> set[str]:
+    """The base names of the files a `dataset_info.json` names (`file_name`), read within `INFO_BYTES`."""
+    import json
+
+    try:
+        data = _read_capped(info, INFO_BYTES)
+        document = json.loads(data) if data else None
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError, RuntimeError):
+        return set()
+    if not isinstance(document, dict):
+        return set()
+    return {PurePosixPath(str(spec["file_name"]).replace("\\", "/")).name for spec in document.values()
+            if isinstance(spec, dict) and isinstance(spec.get("file_name"), str)}
+
+
 def _wanted(entries: list[Entry]) -> list[tuple[Entry, str]]:
     """The entries worth reading, with their kinds: run files, configs, consoles, and what the dataset stage
     needs (dataset files only when a `dataset_info.json` is among the entries; one tokenizer, the shallowest)."""
     chosen: list[tuple[Entry, str]] = []
-    has_info = any(kinds.kind_of(e.path) == kinds.DATASET_INFO for e in entries)
+    infos = [e for e in entries if kinds.kind_of(e.path) == kinds.DATASET_INFO]
+    has_info = bool(infos)
+    named = _dataset_files(infos[0]) if infos else set()
     tokenizers: dict[str, Entry] = {}
     for entry in entries:
         kind = kinds.kind_of(entry.path)
+        if named and PurePosixPath(entry.path).name in named and kind in (kinds.CONSOLE, kinds.OTHER):
+            kind = kinds.DATA  # a `.txt` (or other) dataset `dataset_info.json` names is data, not a console
         if kind == kinds.TOKENIZER:
             name = PurePosixPath(entry.path).name.lower()
             best = tokenizers.get(name)
@@ -239,6 +284,9 @@ def gather(entries: list[Entry], problems: list[Message] | None = None) -> Gathe
             continue
         if data is None:
             result.skipped.append((entry.path, _too_big(None, room)))
+            continue
+        if not data:
+            result.skipped.append((entry.path, msg("runfiles.skipped.empty")))
             continue
         result.read_bytes += len(data)
         result.files.append(RunFile(entry.path, kind, data))

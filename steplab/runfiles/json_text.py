@@ -20,6 +20,6 @@ def load_json(text: str, path: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise RunFileError("runfiles.bad_json", path=path, line=error.lineno, problem=error.msg) from None
+        raise RunFileError("runfiles.bad_json", path=path, line=error.lineno) from None
     except RecursionError:
-        raise RunFileError("runfiles.bad_json", path=path, line=1, problem="nesting") from None
+        raise RunFileError("runfiles.bad_json", path=path, line=1) from None

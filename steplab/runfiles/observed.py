@@ -42,7 +42,7 @@ def _rows(files: RunFiles) -> Rows | None:
         return files.state.rows
     if files.trainer_log is not None and len(files.trainer_log.rows):
         return files.trainer_log.rows
-    if files.console is not None and (files.console.train_dicts or files.console.eval_dicts):
+    if files.console is not None and (files.console.train or files.console.eval_dicts):
         return files.console.rows
     return None
 
@@ -122,4 +122,7 @@ def _train_loss(files: RunFiles) -> Found | None:
             return Found(results.values["train_loss"], Source(results.path, key="train_loss"))
     if files.state is not None and "train_loss" in files.state.summary:
         return Found(files.state.summary["train_loss"], Source(files.state.path, key="train_loss"))
+    summary = files.console.summary if files.console is not None else None
+    if summary is not None and number(summary[0].get("train_loss")) == number(summary[0].get("train_loss")):
+        return Found(number(summary[0]["train_loss"]), Source(files.console.path, summary[1]))
     return None

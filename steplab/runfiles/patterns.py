@@ -10,9 +10,12 @@ import sys
 import numpy as np
 
 from steplab.i18n import fmt_float, msg
+from steplab.runfiles import release
 from steplab.runfiles.explanation import Explanation, Finding
+from steplab.runfiles.failure import failure_findings
+from steplab.runfiles.planning import grpo_refusal_without_round
 from steplab.runfiles.precision import close
-from steplab.runfiles.rows import Rows
+from steplab.runfiles.rows import INT64_MAX, Rows
 from steplab.trainer.events import events, interval
 from steplab.trainer.plan import make_plan
 
@@ -20,6 +23,10 @@ SPIKE_FACTOR = 5.0  # a grad_norm this many times the run's median is a spike
 STAIR_FACTOR = 3.0  # a drop at an epoch start this many times the typical change between rows is a step ...
 STAIR_SHARE = 0.01  # ... and at least this share of the loss (noise on a flat curve is no staircase)
 MAX_NAMED_STEPS = 5
+OWN_STEPS_RELEASE, ALL_STEPS_RELEASE = "5.24", "5.15"
+"""After a resume, `train_loss` divides the process's losses by its own steps in transformers 5.24.0 (`trainer.py`
+`_finalize_training`: `num_steps_trained`), by all the steps in 5.15.0 and before (`effective_global_step`): the
+wheels StepLab has read. (Both in the `hf-5` profile's range: the profile does not say which.)"""
 
 
 def _steps_text(steps: list[int]) -> str:
@@ -32,7 +39,8 @@ def _steps_text(steps: list[int]) -> str:
 
 def _files(ex: Explanation) -> list[Finding]:
     found = [Finding("file_problem", problem) for problem in ex.files.problems]
-    found += [Finding("file_unread", msg("runfiles.finding.unread", path=r.path, why=r.note))
+    found += [Finding("file_unread", r.note if not r.note.key.startswith("runfiles.skipped.")
+                      else msg("runfiles.finding.unread", path=r.path, why=r.note))
               for r in ex.files.reports if not r.read and r.note is not None and r.note.key != "runfiles.skipped.unused"]
     found += [Finding("setup_note", note) for note in ex.setup.notes]
     if ex.files.other_configs and ex.files.config:
@@ -46,6 +54,22 @@ def _files(ex: Explanation) -> list[Finding]:
     return found
 
 
+def _chosen(ex: Explanation) -> bool:
+    """The release was chosen (`--trainer`, the page's choice, the YAML's `trainer`), not read from the files."""
+    planning = ex.planning
+    return planning.profile.source.key == "--trainer" or bool(
+        planning.evidence and planning.evidence[0].source.file == ex.setup.config_path)
+
+
+def _chosen_release(ex: Explanation, profile: str) -> Finding:
+    """A chosen release said as chosen, and the release the log itself names when it names another."""
+    named, evidence = release.candidates(ex.files.console)
+    if evidence and profile not in named:
+        return Finding("release", msg("runfiles.finding.release_chosen_other", profile=profile,
+                                      named=", ".join(f"`{p}`" for p in named), source=str(evidence[0].source)))
+    return Finding("release", msg("runfiles.finding.release_chosen", profile=profile))
+
+
 def _inferred(ex: Explanation) -> list[Finding]:
     found = []
     planning = ex.planning
@@ -55,6 +79,8 @@ def _inferred(ex: Explanation) -> list[Finding]:
     elif planning.profile is not None and planning.evidence:
         found.append(Finding("release", msg("runfiles.finding.release", profile=planning.profile.value,
                                             source=str(planning.evidence[0].source))))
+    elif planning.profile is not None and _chosen(ex):
+        found.append(_chosen_release(ex, planning.profile.value))
     elif planning.profile is not None:
         found.append(Finding("release", msg("runfiles.finding.release_fits", profile=planning.profile.value)))
     world = ex.setup.values.get("world_size")
@@ -72,6 +98,56 @@ def _inferred(ex: Explanation) -> list[Finding]:
             continue  # said by `resume_intervals`: the checkpoint's interval won
         said = "; ".join(f"{v.value} ({v.source})" for v in values)
         found.append(Finding("conflict", msg("runfiles.finding.conflict", field=name, values=said)))
+    return found
+
+
+def _trainer_class(ex: Explanation) -> list[Finding]:
+    """The TRL trainer that ran the run, where the files named it, and for GRPO how its rounds make the count."""
+    named = ex.setup.values.get("trainer_class")
+    if named is None:
+        return []
+    found = [Finding("trainer_class", msg("runfiles.finding.trainer_class", trainer_class=named.value,
+                                          source=str(named.source)))]
+    planned = ex.planning.planned
+    grpo = planned.grpo if planned is not None else None
+    if named.value == "DPOTrainer" and planned is not None:
+        batch = planned.plan.setup.per_device_train_batch_size
+        found.append(Finding("dpo_pairs", msg("runfiles.finding.dpo_pairs", pairs=planned.plan.setup.num_samples,
+                                              batch=batch, sequences=2 * batch)))
+    if named.value == "SFTTrainer" and ex.setup.value("packing"):
+        examples = ex.observed.counts.get("num_examples")
+        found.append(Finding("sft_packed", msg("runfiles.finding.sft_packed", examples=examples.value if examples
+                                               else 0, length=ex.setup.value("max_length", 0))))
+    if grpo is not None:
+        from steplab.teaching.grpo_counting import notes
+
+        s = grpo.setup
+        found.append(Finding("grpo_rounds", msg(
+            "runfiles.finding.grpo_rounds", size=grpo.generation_batch_size, generations=s.num_generations,
+            prompts=grpo.unique_prompts_per_round, rounds=grpo.rounds_per_epoch, steps=grpo.steps_per_generation,
+            mu=s.num_iterations, per_round=grpo.micro_batches_per_round, total=grpo.generation_rounds,
+            updates=grpo.trainer.optimizer_steps, batch=s.per_device_train_batch_size,
+            accumulation=s.gradient_accumulation_steps, completions=grpo.completions_per_update)))
+        found += [Finding("grpo_note", note) for note in notes(grpo)]
+        guessed = ex.setup.values.get("num_generations")
+        if guessed is not None and guessed.source.key == "inferred":
+            found.append(Finding("grpo_inferred", msg("runfiles.finding.grpo_inferred", generations=s.num_generations,
+                                                      mu=s.num_iterations)))
+    return found
+
+
+def _ratios(ex: Explanation) -> list[Finding]:
+    """Intervals given as shares of the total (`logging_steps: 0.15`): the steps the Trainer made of them."""
+    planned = ex.planning.planned
+    if planned is None:
+        return []
+    found = []
+    for name, kind in (("logging_steps", "log"), ("eval_steps", "eval"), ("save_steps", "save")):
+        value = ex.setup.value(name)
+        if isinstance(value, float) and 0 < value < 1:
+            found.append(Finding("interval_ratio", msg("runfiles.finding.interval_ratio", field=name, ratio=value,
+                                                       total=planned.plan.max_steps,
+                                                       every=interval(planned.plan, kind) or 0)))
     return found
 
 
@@ -157,18 +233,20 @@ def _resume_intervals(ex: Explanation) -> list[Finding]:
 # --------------------------------------------------------------------------- the loss
 
 
-def train_loss_from_rows(rows: Rows, global_step: int, resumed_step: int | None) -> float | None:
+def train_loss_from_rows(rows: Rows, global_step: int, resumed_step: int | None,
+                         own_steps: bool = False) -> float | None:
     """`train_loss` as the Trainer computes it from what it logged: every logged loss is the mean over the steps
     since the previous log, so Σ loss × steps covered ÷ `global_step` (a resumed process sums only its own steps,
-    yet divides by all of them). None when the last steps were never logged."""
+    yet divides by all of them up to transformers 5.15; 5.24 divides by its own steps: `own_steps`). None when the
+    last steps were never logged."""
     train = rows.train
     start = resumed_step or 0
     mask = train.steps > start
     steps, losses = train.steps[mask], train.column("loss")[mask]
-    if not len(steps) or steps[-1] != global_step or not global_step:
+    if not len(steps) or steps[-1] != global_step or not global_step or global_step <= start:
         return None
     windows = np.diff(np.concatenate([[start], steps]))
-    return float(np.sum(losses * windows) / global_step)
+    return float(np.sum(losses * windows) / (global_step - start if own_steps else global_step))
 
 
 def _train_loss(ex: Explanation) -> list[Finding]:
@@ -183,13 +261,20 @@ def _train_loss(ex: Explanation) -> list[Finding]:
     resumed = ex.observed.resumed_step
     ours = train_loss_from_rows(rows, int(steps_run.value), resumed)
     if ours is None:
-        return [Finding("train_loss", msg("runfiles.finding.train_loss_tail", reported=reported.value, last=last))]
-    digits = 4 if rows.digits or rows.epoch_decimals else None
+        key = "runfiles.finding.train_loss_tail" if resumed is None else "runfiles.finding.train_loss_tail_resumed"
+        return [Finding("train_loss", msg(key, reported=reported.value, last=last, first=(resumed or 0) + 1,
+                                          steps=int(steps_run.value), own_release=OWN_STEPS_RELEASE,
+                                          all_release=ALL_STEPS_RELEASE))]
+    digits = 4 if rows.digits or rows.epoch_decimals or reported.source.line is not None else None
     agrees = bool(close(reported.value, ours, digits))
     if resumed is not None:
-        key = "runfiles.finding.train_loss_resumed" if agrees else "runfiles.finding.train_loss_other"
-        return [Finding("train_loss", msg(key, reported=reported.value, ours=ours, first=resumed + 1,
-                                          steps=int(steps_run.value), last=last))]
+        own = train_loss_from_rows(rows, int(steps_run.value), resumed, own_steps=True)
+        key = "runfiles.finding.train_loss_resumed" if agrees else (
+            "runfiles.finding.train_loss_resumed_own" if own is not None and close(reported.value, own, digits)
+            else "runfiles.finding.train_loss_other")
+        return [Finding("train_loss", msg(key, reported=reported.value, ours=own if key.endswith("own") else ours,
+                                          first=resumed + 1, steps=int(steps_run.value), last=last,
+                                          own_release=OWN_STEPS_RELEASE, all_release=ALL_STEPS_RELEASE))]
     world = ex.setup.value("world_size", 1)
     key = "runfiles.finding.train_loss" if agrees else (
         "runfiles.finding.train_loss_processes" if world > 1 else "runfiles.finding.train_loss_other")
@@ -313,20 +398,75 @@ def _agreement(ex: Explanation) -> list[Finding]:
     if not checks:
         return []
     wrong = [c for c in checks if c.agree is False]
+    if ex.different_runs:
+        return [Finding("different_runs", msg("runfiles.finding.different_runs", count=len(wrong), total=len(checks),
+                                              fields=", ".join(c.name for c in wrong)))]
     if wrong:
         return [Finding("differs", msg("runfiles.finding.differs", count=len(wrong), total=len(checks),
                                        fields=", ".join(c.name for c in wrong)))]
     return [Finding("agrees", msg("runfiles.finding.agrees", total=len(checks)))]
 
 
-PATTERNS = (_causes, _agreement, _files, _inferred, _dataset, _resume, _streaming, _train_loss, _last_row, _no_eval,
-            _eval_after_training, _staircase, _spikes)
+def _census(ex: Explanation) -> list[Finding]:
+    """The run's config keys StepLab does not model, and misspelt ones with the key meant: the one call site of
+    the census (`steplab.io.census.check`, branch `census`), with the trainer class the files name. Until that
+    module is in the tree there is nothing to say, and nothing is claimed."""
+    config = ex.setup.config
+    if config is None:
+        return []
+    try:
+        from steplab.io import census  # type: ignore[attr-defined]
+    except ImportError:
+        return []
+    checked = census.check(config.document, str(ex.setup.value("trainer_class") or "Trainer"),
+                           config.flavour == "llamafactory")
+    return [*(Finding("not_modelled", item.message()) for item in checked.unmodelled),
+            *(Finding("unknown_key", item.message()) for item in checked.unknown)]
+
+
+def _failure(ex: Explanation) -> list[Finding]:
+    """The exception a failed run died of, and StepLab's own refusal of the same setup (or the gap)."""
+    failure = ex.files.failure
+    if failure is None:
+        return []
+    planning = ex.planning
+    found = [Finding(code, message) for code, message in failure_findings(
+        failure, planning.refusal, planning.planned is not None, planning.problem)]
+    if found[-1].code == "failure_unchecked" and (probe := grpo_refusal_without_round(ex.setup)) is not None:
+        prompts, refusal = probe  # the files do not say N: StepLab's own refusal when N is under one round
+        if [code for code, _ in failure_findings(failure, refusal, False, None)][-1] == "failure_matched":
+            found[-1] = Finding("failure_matched_if", msg("runfiles.failure.matched_if", type=refusal.error_type,
+                                                          prompts=prompts, fix=refusal.fix or ""))
+    return found
+
+
+def _unparsed(ex: Explanation) -> list[Finding]:
+    """Logged dicts of the consoles that could not be read: counted and named by their lines."""
+    found = []
+    for console in [c for c in (ex.files.console, *ex.files.earlier_consoles) if c is not None]:
+        found += [Finding("number_too_big", msg("runfiles.finding.number_too_big", field=name, digits=digits,
+                                                source=str(source), bits=INT64_MAX.bit_length() + 1))
+                  for name, digits, source in console.too_big]
+        lines = console.unparsed_dicts
+        if lines:
+            found.append(Finding("unparsed_dicts", msg("runfiles.finding.unparsed_dicts", path=console.path,
+                                                       count=len(lines), lines=_steps_text(lines))))
+    return found
+
+
+PATTERNS = (_causes, _agreement, _files, _census, _unparsed, _inferred, _ratios, _trainer_class, _dataset, _resume, _streaming,
+            _train_loss, _last_row, _no_eval, _eval_after_training, _staircase, _spikes)
 
 
 def findings(ex: Explanation) -> list[Finding]:
-    """Every finding, causes first."""
+    """Every finding, a failed run's error first, then the causes."""
+    failed = _failure(ex)
     if ex.planning.planned is None:
         reason = ex.planning.problem or (msg("runfiles.refused", error=str(ex.planning.refusal))
                                          if ex.planning.refusal else msg("runfiles.no_plan"))
-        return [Finding("not_planned", reason), *_files(ex), *_inferred(ex), *_last_row(ex), *_streaming(ex)]
-    return [finding for pattern in PATTERNS for finding in pattern(ex)]
+        said = [] if failed else [Finding("not_planned", reason)]
+        return [*failed, *said, *_files(ex), *_census(ex), *_unparsed(ex), *_inferred(ex), *_trainer_class(ex), *_last_row(ex),
+                *_streaming(ex)]
+    found = [finding for pattern in PATTERNS for finding in pattern(ex)]
+    first = [f for f in found if f.code == "different_runs"]  # said before any single cause
+    return [*failed, *first, *(f for f in found if f.code != "different_runs")]

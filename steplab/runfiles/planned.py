@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from steplab.runfiles.resume import AfterResume
 from steplab.trainer.plan import Plan
+from steplab.trl.grpo import GrpoPlan
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,7 @@ class Planned:
     earlier: Plan | None = None
     resumed_step: int | None = None
     after: AfterResume | None = None  # where the updates after the checkpoint fall, when the release differs
+    grpo: GrpoPlan | None = None  # a `GRPOTrainer` run's rounds (`plan` is the Trainer's plan over its micro-batches)
 
     @property
     def steps_run(self) -> int:

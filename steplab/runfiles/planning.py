@@ -21,6 +21,7 @@ from steplab.runfiles.resume import Earlier, after_resume, earlier_plan
 from steplab.runfiles.sources import Found, Source
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.setup import setup_from_mapping
+from steplab.trl.grpo import TRL_PROFILES, GrpoPlan, generation_sizes, plan_grpo
 
 
 @dataclass
@@ -36,10 +37,60 @@ class Planning:
     tied: tuple[str, ...] = ()  # every release that fits as well as the one used (newest first)
 
 
-def plan_setup(rec: Reconstructed, profile: str, **changes: object) -> Plan:
-    """The reconstructed setup (with `changes`) planned under `profile`."""
+def class_plan(rec: Reconstructed, profile: str, **changes: object) -> tuple[Plan, GrpoPlan | None]:
+    """The reconstructed setup (with `changes`) planned under `profile` by its trainer class's planner: the
+    Trainer's plan (over GRPO's micro-batches for a `GRPOTrainer` run), and GRPO's rounds when it is one. A DPO
+    run is the Trainer's plan over its pairs; an SFT run's "Num examples" already counts the packed examples."""
     setup, _ = setup_from_mapping({**rec.setup_values(), **changes, "trainer": profile})
-    return make_plan(setup)
+    if setup.trainer_class == "GRPOTrainer":
+        grpo = plan_grpo(setup)
+        return grpo.trainer, grpo
+    return make_plan(setup), None
+
+
+def plan_setup(rec: Reconstructed, profile: str, **changes: object) -> Plan:
+    """The Trainer's plan of the reconstructed setup (with `changes`) under `profile` (`class_plan`)."""
+    return class_plan(rec, profile, **changes)[0]
+
+
+def planned_for(rec: Reconstructed, profile: str, resumed_step: int | None, **changes: object) -> Planned:
+    """`class_plan` as the plan a run is compared with (a resume's earlier plan left to `plan_run`)."""
+    plan, grpo = class_plan(rec, profile, **changes)
+    return Planned(plan, rec.streaming, None, resumed_step, after_resume(plan, resumed_step), grpo)
+
+
+def grpo_refusal_without_round(rec: Reconstructed) -> tuple[int, TrainerRefusal] | None:
+    """A GRPO setup whose sample count no file says: (U, StepLab's refusal with fewer than U prompts, too few for
+    one round), or None. What a run that found no round to train on is held against."""
+    if rec.value("trainer_class") != "GRPOTrainer" or "num_samples" in rec.values:
+        return None
+    try:
+        setup, _ = setup_from_mapping({**rec.setup_values(), "num_samples": 1})
+        _, size = generation_sizes(setup)
+    except (InputError, TrainerRefusal):
+        return None
+    prompts = size // setup.num_generations
+    try:
+        plan_grpo(setup.replace(num_samples=prompts - 1))
+    except TrainerRefusal as refusal:
+        return prompts, refusal
+    except InputError:
+        return None
+    return None
+
+
+def grpo_refusal(rec: Reconstructed) -> TrainerRefusal | None:
+    """What `GRPOConfig` refuses of the setup before any data is seen (its sizes), or None."""
+    if rec.value("trainer_class") != "GRPOTrainer":
+        return None
+    try:
+        setup, _ = setup_from_mapping({**rec.setup_values(), "num_samples": rec.value("num_samples") or 1})
+        generation_sizes(setup)
+    except TrainerRefusal as refusal:
+        return refusal
+    except InputError:
+        return None
+    return None
 
 
 def _score(observed: Observed, planned: Planned, rec: Reconstructed) -> float:
@@ -57,11 +108,45 @@ def _max_steps_shown(rec: Reconstructed, observed: Observed, planned: Planned, p
     if rec.config is not None or total is None or total.value == planned.plan.max_steps or rec.streaming:
         return planned
     try:
-        plan = plan_setup(rec, profile, max_steps=total.value)
+        trial = planned_for(rec, profile, planned.resumed_step, max_steps=total.value)
     except (InputError, TrainerRefusal):
         return planned
-    trial = replace(planned, plan=plan, after=after_resume(plan, planned.resumed_step))
     return trial if _score(observed, trial, rec) > _score(observed, planned, rec) else planned
+
+
+GRPO_SEARCH = ("num_generations", "num_iterations")
+MAX_ITERATIONS = 8
+
+
+def _grpo_sizes(rec: Reconstructed, observed: Observed, profile: str) -> None:
+    """A GRPO run whose config is not given (a config that is silent means TRL's defaults): no file states G (`num_generations`) or μ (`num_iterations`), so
+    StepLab takes the pair (G a divisor of the round's completions, μ up to `MAX_ITERATIONS`) whose plan agrees with
+    the most of the run's counts, the smallest first among equals, and marks them inferred."""
+    if rec.value("trainer_class") != "GRPOTrainer" or rec.config is not None \
+            or any(name in rec.values for name in GRPO_SEARCH):
+        return
+    try:
+        setup, _ = setup_from_mapping({**rec.setup_values(), "trainer": profile})
+        _, size = generation_sizes(setup.replace(num_generations=2))
+    except (InputError, TrainerRefusal):
+        return
+    best: tuple[float, int, int] | None = None
+    for generations in (g for g in range(2, min(size, 256) + 1) if size % g == 0):
+        for iterations in range(1, MAX_ITERATIONS + 1):
+            try:
+                trial = planned_for(rec, profile, observed.resumed_step, num_generations=generations,
+                                    num_iterations=iterations)
+            except (InputError, TrainerRefusal):
+                continue
+            score = _score(observed, trial, rec)
+            if best is None or score > best[0]:
+                best = (score, generations, iterations)
+    if best is None:
+        return
+    total = observed.counts.get("total_optimization_steps")
+    source = Source(total.source.file, total.source.line, "inferred") if total else Source("StepLab", key="inferred")
+    rec.use("num_generations", Found(best[1], source))
+    rec.use("num_iterations", Found(best[2], source))
 
 
 def plan_run(rec: Reconstructed, files: RunFiles, observed: Observed, trainer: str | None = None) -> Planning:
@@ -73,16 +158,20 @@ def plan_run(rec: Reconstructed, files: RunFiles, observed: Observed, trainer: s
         options, evidence = (rec.values["trainer"].value,), [rec.values["trainer"]]
     else:
         options, evidence = release.candidates(files.console)
+    if rec.value("trainer_class") == "GRPOTrainer":
+        options = tuple(p for p in options if p in TRL_PROFILES) or TRL_PROFILES
+        result.refusal = grpo_refusal(rec) if rec.config is not None else None  # else G is still to be found
+        if result.refusal is not None:
+            return result
     if "num_samples" not in rec.values:
         result.problem = msg("runfiles.no_sample_count")
         return result
+    _grpo_sizes(rec, observed, options[0])
     best: tuple[float, Planned, str] | None = None
     scores: dict[str, float] = {}
     for profile in options:
         try:
-            plan = plan_setup(rec, profile)
-            planned = Planned(plan, rec.streaming, None, observed.resumed_step,
-                              after_resume(plan, observed.resumed_step))
+            planned = planned_for(rec, profile, observed.resumed_step)
         except TrainerRefusal as refusal:
             result.refusal = result.refusal or refusal
             continue

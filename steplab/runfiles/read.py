@@ -14,6 +14,7 @@ from steplab.errors import InputError
 from steplab.i18n import Message, msg
 from steplab.runfiles import kinds
 from steplab.runfiles.console import Console, read_console
+from steplab.runfiles.failure import Failure
 from steplab.runfiles.gather import Gathered, RunFile
 from steplab.runfiles.results import ResultsFile, read_results
 from steplab.runfiles.state_file import StateFile, read_state
@@ -46,6 +47,7 @@ class RunFiles:
     other_configs: list[str] = field(default_factory=list)
     dataset_files: dict[str, bytes] = field(default_factory=dict)  # by base name, for the dataset stage
     checkpoint_folders: dict[int, str] = field(default_factory=dict)  # N -> a path seen inside checkpoint-N/
+    failure: Failure | None = None  # the exception a console shows the run died of
     reports: list[FileReport] = field(default_factory=list)
     problems: list[Message] = field(default_factory=list)
 
@@ -53,7 +55,7 @@ class RunFiles:
     def readable(self) -> bool:
         """Anything of a run was read (a config alone counts: StepLab can plan it)."""
         return bool(self.console or self.state or self.checkpoint_states or self.trainer_log or self.results
-                    or self.config)
+                    or self.config or self.failure)
 
 
 def _depth(path: str) -> int:
@@ -73,11 +75,14 @@ def _pick_state(states: list[StateFile], files: RunFiles) -> None:
 
 def _pick_console(consoles: list[Console], files: RunFiles) -> None:
     trained = [c for c in consoles if c.blocks]
-    if not trained:
+    if not trained:  # a run that failed before training: the last console that shows an error
         files.earlier_consoles = consoles
+        failed = [c for c in consoles if c.failure is not None]
+        files.failure = failed[-1].failure if failed else None
         return
     resumed = [c for c in trained if c.resumed]
     files.console = (resumed or trained)[-1]
+    files.failure = files.console.failure  # an earlier part's error (stopped, then resumed) is not the run's
     files.earlier_consoles = [c for c in consoles if c is not files.console]
 
 

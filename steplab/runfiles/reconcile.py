@@ -58,9 +58,13 @@ def steplab_counts(planned: Planned) -> dict[str, Any]:
     if planned.resumed_step is not None and planned.steps_run <= planned.resumed_step:
         # nothing left to train: the state keeps the epoch the checkpoint saved
         final = float(logged_epochs(planned.earlier or plan, [planned.resumed_step])[0])
+    grpo = planned.grpo
+    if grpo is not None:  # the Trainer's plan runs over GRPO's micro-batches: the run's own sizes are GRPO's
+        setup = grpo.setup
+        total = grpo.completions_per_update
     return {
-        "num_examples": setup.num_samples if plan.micro_batches_per_epoch and not planned.streaming
-        else total * plan.max_steps,
+        "num_examples": grpo.num_examples if grpo is not None else setup.num_samples
+        if plan.micro_batches_per_epoch and not planned.streaming else total * plan.max_steps,
         "num_epochs": sys.maxsize if planned.streaming else plan.epochs_loop,
         "update_steps_per_epoch": plan.num_update_steps_per_epoch,
         "per_device_train_batch_size": setup.per_device_train_batch_size,
@@ -125,12 +129,19 @@ def placed_rows(observed: Observed, planned: Planned) -> Rows | None:
     for column, kind in (("loss", "log"), ("eval_loss", "eval")):
         mask = rows.has(column) if column == "eval_loss" else rows.has(column) & ~rows.has("eval_loss")
         planned_steps = [s for s in events(planned.plan, kind).steps() if s > after]
-        if mask.sum() != len(planned_steps):
+        sets = _evaluation_sets(rows) if kind == "eval" else 1  # each evaluation logs one row per set
+        if mask.sum() != sets * len(planned_steps):
             return None
-        steps[mask] = planned_steps
+        steps[mask] = np.repeat(np.asarray(planned_steps, dtype=np.int64), sets)
     if (steps < 0).any():
         return None
     return rows.with_steps(steps)
+
+
+def _evaluation_sets(rows: Rows) -> int:
+    """How many evaluation sets a run's rows name (`eval_<name>_loss`; one when they log `eval_loss`)."""
+    return max(1, sum(1 for key in rows.keys if key.startswith("eval_") and key.endswith("_loss")
+                      and key != "eval_loss"))
 
 
 def _plan_of(step_mask_earlier: np.ndarray, planned: Planned) -> list[tuple[np.ndarray, Plan]]:
@@ -203,7 +214,8 @@ def event_checks(observed: Observed, planned: Planned, rows: Rows | None, rec: R
         train = [int(s) for s in rows.steps[rows.has("loss") & (rows.steps >= 0)]]
         checks.append(_steps_check("logging_steps", train, ours("log", bool(train) and train[0] <= (after or 0)),
                                    source))
-        evals = [int(s) for s in rows.steps[rows.has("eval_loss") & (rows.steps >= 0)]]
+        # several evaluation sets log a row each at the same step: the steps that evaluated, once each
+        evals = list(dict.fromkeys(int(s) for s in rows.steps[rows.has("eval_loss") & (rows.steps >= 0)]))
         if evals or planned.plan.setup.eval_strategy != "no":
             checks.append(_steps_check("eval_steps", evals, ours("eval", bool(evals) and evals[0] <= (after or 0)),
                                        source))
@@ -279,6 +291,17 @@ def resume_checks(observed: Observed, planned: Planned) -> list[Check]:
     return checks
 
 
+def grpo_checks(planned: Planned) -> list[Check]:
+    """A GRPO run's generation rounds: StepLab's count (one every S·μ micro-batches of the run); no file of a run
+    logs them, so they stand on the counts above (the updates and their micro-batches), which are compared."""
+    grpo = planned.grpo
+    if grpo is None:
+        return []
+    return [Check("generation_rounds", None, grpo.generation_rounds, None, None,
+                  msg("runfiles.note.generation_rounds", rounds=grpo.generation_rounds,
+                      micro_batches=grpo.micro_batches_run, per_round=grpo.micro_batches_per_round))]
+
+
 @dataclass
 class Reconciliation:
     """Every check, in the table's order."""
@@ -305,6 +328,7 @@ def reconcile(observed: Observed, planned: Planned, rec: Reconstructed) -> Recon
         checks.append(Check("eval_examples", run, ours, None if run is None else run == ours,
                             eval_examples.source if eval_examples else None))
     checks += resume_checks(observed, planned)
+    checks += grpo_checks(planned)
     checks += event_checks(observed, planned, rows, rec)
     rate_rows = row_checks(rows, planned, rec)
     rates = next((c for c in rate_rows if c.name == "learning_rates"), None)

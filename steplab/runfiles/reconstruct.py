@@ -25,8 +25,10 @@ from steplab.runfiles.console import Console
 from steplab.runfiles.read import RunFiles
 from steplab.runfiles.rows import number
 from steplab.runfiles.sources import Found, Source
-from steplab.trainer.fields import FIELDS
-from steplab.trainer.setup import DEFAULTS
+from steplab.runfiles.trainer_class import trainer_class
+from steplab.trainer.fields import FIELDS, TRL_FIELD_NAMES
+from steplab.trainer.setup import DEFAULTS, check_field
+from steplab.trl.settings import CONFIG_DEFAULTS
 
 STEPLAB = "StepLab"
 INTERVALS = ("logging_steps", "eval_steps", "save_steps")
@@ -62,15 +64,26 @@ class Reconstructed:
     def conflicts(self) -> dict[str, list[Found]]:
         """Fields for which the files state more than one value: every value with its source."""
         return {name: found for name, found in self.seen.items()
-                if len({_comparable(f.value) for f in found}) > 1}
+                if len({_comparable(f.value) for f in found if not _ratio(name, f.value)}) > 1}
 
     def setup_values(self) -> dict[str, Any]:
         """The values `setup_from_mapping` takes (the plan's setup)."""
         return {name: found.value for name, found in self.values.items() if name in FIELDS}
 
 
+def _ratio(name: str, value: Any) -> bool:
+    """An interval below 1: a share of `max_steps` that the Trainer turns into steps (rounded up) before it saves
+    it, so the saved state's whole number is the same setting (`patterns` says what it became)."""
+    return name in INTERVALS and isinstance(value, int | float) and 0 < value < 1
+
+
 def _comparable(value: Any) -> Any:
-    return round(value, 12) if isinstance(value, float) else value
+    """A value as a set holds it: floats to 12 places, a mapping or list (`lr_scheduler_kwargs`) as its text."""
+    if isinstance(value, float):
+        return round(value, 12)
+    if isinstance(value, Mapping | list):
+        return repr(sorted(value.items()) if isinstance(value, Mapping) else value)
+    return value
 
 
 def _config(files: RunFiles, rec: Reconstructed) -> dict[str, int]:
@@ -226,10 +239,12 @@ def _console_intervals(rec: Reconstructed, console: Console) -> None:
     processes = block["total_train_batch_size"] // (block["per_device_train_batch_size"]
                                                    * block["gradient_accumulation_steps"]) or 1
     micro_batches = math.ceil(block["num_examples"] / (block["per_device_train_batch_size"] * processes))
-    for name, dicts in (("logging_steps", console.train_dicts), ("eval_steps", console.eval_dicts)):
-        if not dicts:
+    firsts = (("logging_steps", console.train.first), ("eval_steps", console.eval_dicts[0] if console.eval_dicts
+                                                           else None))
+    for name, logged in firsts:
+        if logged is None:
             continue
-        first, line = dicts[0]
+        first, line = logged
         epoch = number(first.get("epoch"))
         if 0 < epoch < 1:
             step = round(epoch * micro_batches / block["gradient_accumulation_steps"])
@@ -279,6 +294,31 @@ def _streaming(rec: Reconstructed, files: RunFiles) -> None:
         rec.use("num_samples", Found(total * steps, Source(STEPLAB, key="streaming")))
 
 
+def _trainer_class(rec: Reconstructed, files: RunFiles, key_lines: Mapping[str, int]) -> None:
+    """The trainer class (`trainer_class.trainer_class`), TRL's count fields the YAML states, and the class's own
+    defaults (`trl.settings.CONFIG_DEFAULTS`: `learning_rate`, `logging_steps`) where the YAML is silent."""
+    document = rec.config.document if rec.config is not None else None
+    found = trainer_class(files, document, rec.config_path, key_lines)
+    if found is None or found.value == "Trainer":
+        return
+    rec.use("trainer_class", found)
+    for name in TRL_FIELD_NAMES:
+        if name == "trainer_class" or document is None or name not in document:
+            continue
+        if found.value not in FIELDS[name].trainer_classes:
+            continue
+        try:
+            value = check_field(FIELDS[name], document[name])
+        except InputError as error:
+            rec.notes.append(msg("runfiles.config_unreadable", path=rec.config_path, problem=error.text))
+            continue
+        rec.use(name, Found(value, Source(rec.config_path or STEPLAB, key_lines.get(name))))
+    for name, value in CONFIG_DEFAULTS[found.value].items():
+        current = rec.values.get(name)
+        if current is None or current.source.key == "default":
+            rec.use(name, Found(value, Source(found.value.replace("Trainer", "Config"), key="default")))
+
+
 def reconstruct(files: RunFiles, base: Path | None = None, trainer: str | None = None) -> Reconstructed:
     """The setup of a run from its files (`base`: where the YAML's relative dataset paths start)."""
     rec = Reconstructed()
@@ -286,6 +326,7 @@ def reconstruct(files: RunFiles, base: Path | None = None, trainer: str | None =
     if rec.config is not None:
         _from_config(rec, key_lines)
         _dataset_stage(rec, files, base)
+    _trainer_class(rec, files, key_lines)
     _from_run(rec, files)
     _evaluation(rec, files)
     _streaming(rec, files)

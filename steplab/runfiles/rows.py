@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +14,11 @@ import numpy as np
 from steplab.i18n import whole
 
 COLUMNS = ("loss", "learning_rate", "grad_norm", "eval_loss")
+_EVAL_SET_LOSS = re.compile(r"^eval_(.+)_loss$")
+"""With several evaluation sets (`eval_dataset` a dict; LLaMA-Factory's `eval_on_each_dataset`) each evaluation logs
+`eval_<name>_loss`, one row per set: such a row is an evaluation row as `eval_loss` makes one."""
+INT64_MAX = 2**63 - 1
+"""The largest step a file may state: numbers past 64 bits are named as such, never computed with."""
 ALIASES = {"lr": "learning_rate"}  # LLaMA-Factory's trainer_log.jsonl writes `lr` (older releases `learning_rate`)
 
 
@@ -29,6 +36,7 @@ class Rows:
     digits: int | None = None
     present: Mapping[str, np.ndarray] | None = None  # which rows carry each column (a NaN loss is still a loss)
     epoch_decimals: int | None = None  # a 4.x console rounds the epoch it prints to two decimals
+    keys: frozenset[str] = frozenset()  # every key the rows logged (TRL's own keys tell its trainer)
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -43,12 +51,12 @@ class Rows:
     def where(self, mask: np.ndarray) -> Rows:
         present = None if self.present is None else {k: v[mask] for k, v in self.present.items()}
         return Rows(self.steps[mask], self.epochs[mask], {k: v[mask] for k, v in self.values.items()},
-                    self.lines[mask], self.file, self.digits, present, self.epoch_decimals)
+                    self.lines[mask], self.file, self.digits, present, self.epoch_decimals, self.keys)
 
     def with_steps(self, steps: np.ndarray) -> Rows:
         """The same rows at the given steps (a console's rows, placed on the plan's logging steps)."""
         return Rows(np.asarray(steps, dtype=np.int64), self.epochs, self.values, self.lines, self.file, self.digits,
-                    self.present, self.epoch_decimals)
+                    self.present, self.epoch_decimals, self.keys)
 
     @property
     def train(self) -> Rows:
@@ -58,6 +66,13 @@ class Rows:
     @property
     def evals(self) -> Rows:
         return self.where(self.has("eval_loss"))
+
+
+def eval_loss(row: Mapping[str, Any]) -> Any:
+    """A row's evaluation loss: `eval_loss`, else its one `eval_<name>_loss` (several sets), else None."""
+    if "eval_loss" in row:
+        return row["eval_loss"]
+    return next((value for key, value in row.items() if _EVAL_SET_LOSS.match(str(key))), None)
 
 
 def number(value: Any) -> float:
@@ -79,9 +94,9 @@ def step_number(value: Any) -> int:
     if isinstance(value, bool):
         return -1
     if isinstance(value, int):
-        return value
+        return value if 0 <= value <= INT64_MAX else -1
     step = whole(value) if isinstance(value, float) else None
-    return step if isinstance(step, int) else -1
+    return step if isinstance(step, int) and 0 <= step <= INT64_MAX else -1
 
 
 def _column(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -108,7 +123,7 @@ def _column(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
 
 def step_column(values: list[Any]) -> np.ndarray:
     """Whole numbers of steps (−1 where a row has none)."""
-    if all(type(v) is int for v in values):
+    if all(type(v) is int and 0 <= v <= INT64_MAX for v in values):
         return np.array(values, dtype=np.int64).reshape(len(values))
     return np.fromiter((step_number(v) for v in values), dtype=np.int64, count=len(values))
 
@@ -121,11 +136,14 @@ def rows_from_dicts(dicts: Sequence[Mapping[str, Any]], file: str, step_key: str
     columns, present = {}, {}
     keys_seen = set().union(*dicts) if dicts else set()
     for name in COLUMNS:
-        if name not in keys_seen and not any(ALIASES.get(k) == name for k in keys_seen):
+        if name not in keys_seen and not any(ALIASES.get(k) == name for k in keys_seen) \
+                and not (name == "eval_loss" and any(_EVAL_SET_LOSS.match(k) for k in keys_seen)):
             columns[name], present[name] = np.full(count, np.nan), np.zeros(count, dtype=bool)
             continue
         keys = [name, *(alias for alias, target in ALIASES.items() if target == name)]
-        if len(keys) > 1 and any(keys[1] in d for d in dicts):
+        if name == "eval_loss" and any(_EVAL_SET_LOSS.match(k) for k in keys_seen):
+            values = [eval_loss(d) for d in dicts]
+        elif len(keys) > 1 and any(keys[1] in d for d in dicts):
             values = [d.get(keys[0]) if d.get(keys[0]) is not None else d.get(keys[1]) for d in dicts]
         else:
             values = [d.get(name) for d in dicts]
@@ -133,4 +151,68 @@ def rows_from_dicts(dicts: Sequence[Mapping[str, Any]], file: str, step_key: str
     steps = step_column([d.get(step_key, -1) for d in dicts])
     epochs = _column([d.get("epoch") for d in dicts])[0]
     line_numbers = np.asarray(lines if lines is not None else np.zeros(count), dtype=np.int64)
-    return Rows(steps, epochs, columns, line_numbers, file, digits, present, epoch_decimals)
+    return Rows(steps, epochs, columns, line_numbers, file, digits, present, epoch_decimals,
+                frozenset(str(key) for key in keys_seen))
+
+
+class RowBuilder:
+    """Logged dicts added one at a time and kept as columns (a float per row for each of `COLUMNS` and the epoch,
+    whether the row had it, its line): a console of 10^6 logged lines holds a few bytes a row, not a dict."""
+
+    def __init__(self) -> None:
+        self.lines: array = array("q")
+        self.values: dict[str, array] = {name: array("d") for name in (*COLUMNS, "epoch")}
+        self.present: dict[str, array] = {name: array("b") for name in COLUMNS}
+        self.keys: set[str] = set()
+        self.first: tuple[dict[str, Any], int] | None = None  # the first row as logged, and its line
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __bool__(self) -> bool:
+        return bool(self.lines)
+
+    def add(self, row: Mapping[str, Any], line: int) -> None:
+        if self.first is None:
+            self.first = (dict(row), line)
+        self.keys.update(row)
+        self.lines.append(line)
+        get = row.get
+        for name, column in self.values.items():
+            value = get(name)
+            if value is None and name == "learning_rate":
+                value = get("lr")
+            if name != "epoch":
+                self.present[name].append(value is not None)
+            kind = value.__class__
+            if kind is float:
+                column.append(value)
+            elif kind is str:
+                try:
+                    column.append(float(value))
+                except ValueError:
+                    column.append(math.nan)
+            else:
+                column.append(number(value))
+
+    def rows(self, file: str) -> Rows:
+        """The rows added, steps unknown (−1)."""
+        count = len(self.lines)
+        values = {name: np.frombuffer(self.values[name], dtype=float).copy() if count else np.zeros(0)
+                  for name in COLUMNS}
+        present = {name: np.frombuffer(self.present[name], dtype=np.int8).astype(bool) if count
+                   else np.zeros(0, dtype=bool) for name in COLUMNS}
+        epochs = np.frombuffer(self.values["epoch"], dtype=float).copy() if count else np.zeros(0)
+        lines = np.frombuffer(self.lines, dtype=np.int64).copy() if count else np.zeros(0, dtype=np.int64)
+        return Rows(np.full(count, -1, dtype=np.int64), epochs, values, lines, file, None, present, None,
+                    frozenset(map(str, self.keys)))
+
+
+def merged(parts: Sequence[Rows], file: str, digits: int | None, epoch_decimals: int | None) -> Rows:
+    """Rows of several parts in the order of their lines (a console's training and evaluation dicts)."""
+    order = np.argsort(np.concatenate([p.lines for p in parts]), kind="stable")
+    values = {name: np.concatenate([p.values[name] for p in parts])[order] for name in COLUMNS}
+    present = {name: np.concatenate([p.has(name) for p in parts])[order] for name in COLUMNS}
+    return Rows(np.concatenate([p.steps for p in parts])[order], np.concatenate([p.epochs for p in parts])[order],
+                values, np.concatenate([p.lines for p in parts])[order], file, digits, present, epoch_decimals,
+                frozenset().union(*(p.keys for p in parts)))

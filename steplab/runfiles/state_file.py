@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from steplab.runfiles.errors import RunFileError
 from steplab.runfiles.json_text import load_json
-from steplab.runfiles.rows import Rows, number, rows_from_dicts, step_number
+from steplab.runfiles.rows import INT64_MAX, Rows, number, rows_from_dicts, step_number
 from steplab.runfiles.sources import Found, Source
 from steplab.runfiles.text import decode_text
 
@@ -50,6 +51,11 @@ def read_state(data: bytes, path: str, checkpoint: int | None) -> StateFile:
         raise RunFileError("runfiles.state_not_object", path=path)
     fields = {}
     for name in NUMBERS:
+        raw = document.get(name)
+        if isinstance(raw, int | float) and not isinstance(raw, bool) and math.isfinite(raw) and abs(raw) > INT64_MAX:
+            digits = len(str(abs(int(raw))))
+            raise RunFileError("runfiles.number_too_big", path=path, key=name, digits=digits,
+                               bits=INT64_MAX.bit_length() + 1)
         value = _field(document, name)
         if value is not None:
             fields[name] = Found(value, Source(path, key=name))

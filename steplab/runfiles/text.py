@@ -4,6 +4,7 @@ as `grep -n` counts them (tqdm's carriage returns stay inside their line)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from steplab.io.safe_yaml import _encoding
 from steplab.runfiles.errors import RunFileError
@@ -47,6 +48,26 @@ def split_lines(text: str, path: str) -> list[str]:
     return text.split("\n")
 
 
+def iter_lines(text: str, path: str) -> Iterator[str]:
+    """The text's lines one by one (`\n`; a `\r\n` line keeps its `\r`, as `split_lines` does), at most
+    `MAX_LINES` (checked first, else `runfiles.too_many_lines`), without a list of them all."""
+    count = text.count("\n") + 1
+    if count > MAX_LINES:
+        raise RunFileError("runfiles.too_many_lines", path=path, lines=count, limit=MAX_LINES)
+    start = 0
+    while True:
+        end = text.find("\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
+
+
 def screen_parts(line: str) -> list[str]:
     """What a terminal shows of one line: its carriage-return parts (tqdm redraws), escape codes removed."""
-    return [part for part in ANSI.sub("", line).split("\r") if part.strip()]
+    if "\x1b" in line:
+        line = ANSI.sub("", line)
+    if "\r" not in line:
+        return [line] if line.strip() else []
+    return [part for part in line.split("\r") if part.strip()]

@@ -12,16 +12,20 @@ from streamlit.errors import StreamlitAPIException
 
 from steplab.i18n import fmt_float, fmt_int, t
 from steplab.runfiles import kinds, limits
-from steplab.runfiles.causes import Cause
 from steplab.runfiles.explain import explain_entries
 from steplab.runfiles.explanation import Explanation
 from steplab.runfiles.gather import text_entry, upload_entries
 from steplab.runfiles.reconcile import Check
+from steplab.runfiles.reconstruct import STEPLAB
+from steplab.runfiles.sources import Source
 from steplab.teaching.lessons import LessonError, load_lessons
 from steplab.trainer.profiles import PROFILES
 from steplab_ui.shell import layout
 from steplab_ui.widgets import run_charts
 
+SOURCE_KEYS = {"assumed": "assumed", "default": "default", "fits": "fits", "--trainer": "chosen",
+               "inferred": "inferred", "streaming": "streaming", "dataset stage": "dataset_stage"}
+"""StepLab's own ways of giving a value (`Source.key` when StepLab is the source) and their catalogue keys."""
 RESULT = "_run_explanation"  # (the inputs' fingerprint, the Explanation)
 UPLOAD_MB = limits.MAX_FILE_BYTES // 2**20
 PASTE_CHARACTERS = 2_000_000
@@ -107,6 +111,18 @@ def explanation(given: dict[str, Any]) -> Explanation | None:
 # --------------------------------------------------------------------------- values as the table shows them
 
 
+def source_text(source: Source, lang: str) -> str:
+    """Where a value came from, in the reader's language where StepLab itself is the source (assumed, a default,
+    the release that fits, inferred from the run, `--trainer`)."""
+    if source.file == STEPLAB or (source.line is None and source.key in ("default", "dataset stage")):
+        how = t(lang, f"run.source.{SOURCE_KEYS.get(source.key or '', 'other')}")
+        return t(lang, "run.source.steplab", how=how) if source.file == STEPLAB else f"{source.file} ({how})"
+    if source.key == "inferred":
+        where = f"{source.file}:{source.line}" if source.line is not None else source.file
+        return t(lang, "run.source.inferred_from", where=where)
+    return str(source)
+
+
 def steps_text(steps: list[int]) -> str:
     """`5, 10, 15, …, 150 (30)`: the first few steps, the last, and how many."""
     if not steps:
@@ -158,9 +174,21 @@ def verdict(ex: Explanation, lang: str) -> None:
     """One line on top: all agree, how many differ and the first cause, or why nothing could be compared."""
     checks = [c for c in ex.reconciliation.checks if c.agree is not None]
     wrong = [c for c in checks if c.agree is False]
+    failed = [f for f in ex.findings if f.code in FAILURE]
+    if failed:
+        st.error("  \n".join(f.message.get(lang) for f in failed), icon=":material/error:")
     if not ex.readable:
         st.warning(" ".join(problem.get(lang) for problem in ex.files.problems) or t(lang, "runfiles.nothing_readable"),
                    icon=":material/help:")
+        unread = [r for r in ex.files.reports if not r.read]
+        if unread:
+            st.markdown("\n".join("- " + t(lang, "run.files.unread_line", path=r.path, why=r.note.get(lang) if r.note
+                                             else t(lang, "run.files.not_read")) for r in unread))
+    elif failed and ex.planning.planned is None:
+        return
+    elif ex.different_runs:
+        st.warning(next(f.message.get(lang) for f in ex.findings if f.code == "different_runs"),
+                   icon=":material/difference:")
     elif ex.planning.planned is None:
         reason = next((f.message.get(lang) for f in ex.findings if f.code == "not_planned"), "")
         st.warning(t(lang, "run.verdict.unplanned", reason=reason), icon=":material/help:")
@@ -174,6 +202,8 @@ def verdict(ex: Explanation, lang: str) -> None:
 
 def table(ex: Explanation, lang: str) -> None:
     """Your run | StepLab | ✔ / ✗ | where the run's value was read."""
+    if not ex.reconciliation.checks:
+        return
     st.subheader(t(lang, "run.table.heading"))
     rows = []
     for check in ex.reconciliation.checks:
@@ -181,7 +211,7 @@ def table(ex: Explanation, lang: str) -> None:
         rows.append({t(lang, "run.table.field"): _plain_label(t(lang, f"run.field.{check.name}")),
                      t(lang, "run.table.run"): run, t(lang, "run.table.steplab"): ours,
                      t(lang, "run.table.agree"): MARK[check.agree],
-                     t(lang, "run.table.source"): "" if check.source is None else str(check.source)})
+                     t(lang, "run.table.source"): "" if check.source is None else source_text(check.source, lang)})
     st.dataframe(rows, hide_index=True, width="stretch", height=_height(len(rows)), key="run_table")
     if any(check.agree is None for check in ex.reconciliation.checks):
         st.caption(t(lang, "run.table.not_compared"))
@@ -206,25 +236,34 @@ def _lesson_link(lesson: str, title: str, lang: str) -> None:
 
 
 def why(ex: Explanation, lang: str) -> None:
-    """Every field that differs, its likely causes in order, each with its rule and lesson."""
-    wrong = ex.reconciliation.disagreements
-    if not wrong:
+    """Each likely cause once, as a card naming the differing fields it reproduces (and those it could move),
+    with its rule and lesson: causes that reproduce the run first."""
+    cards = ex.cause_cards()
+    if not cards:
         return
     st.subheader(t(lang, "run.why.heading"))
     titles = _lesson_titles(lang)
-    for check in wrong:
-        run, ours = _cells(check, lang)
-        with st.expander(t(lang, "run.why.field", field=t(lang, f"run.field.{check.name}"), run=run, steplab=ours),
-                         expanded=check is wrong[0], icon=":material/difference:"):
-            for index, cause in enumerate(check.why, start=1):
-                _cause(cause, index, lang, titles)
+    for index, card in enumerate(cards):
+        cause = card.cause
+        with st.container(border=True, key=f"run_cause_{index}"):
+            verified = t(lang, "run.why.reproduces" if card.fields else "run.why.possible")
+            st.markdown(f"**{verified}** {cause.message.get(lang)}")
+            if card.fields:
+                st.markdown(t(lang, "run.why.explains", fields=_field_names(ex, card.fields, lang)))
+            if card.possible:
+                st.markdown(t(lang, "run.why.could_move", fields=_field_names(ex, card.possible, lang)))
+            st.caption(f"{t(lang, 'run.why.rule')} {cause.rule.get(lang)}")
+            _lesson_link(cause.lesson, titles.get(cause.lesson, cause.lesson), lang)
 
 
-def _cause(cause: Cause, index: int, lang: str, titles: dict[str, str]) -> None:
-    verified = t(lang, "run.why.reproduces" if cause.reproduces else "run.why.possible")
-    st.markdown(f"{index}. **{verified}** {cause.message.get(lang)}  \n{t(lang, 'run.why.rule')} "
-                f"{cause.rule.get(lang)}")
-    _lesson_link(cause.lesson, titles.get(cause.lesson, cause.lesson), lang)
+def _field_names(ex: Explanation, names: tuple[str, ...], lang: str) -> str:
+    """The fields, each as the table names it with the run's and StepLab's values."""
+    checks = ex.reconciliation.by_name()
+    said = []
+    for name in names:
+        run, ours = _cells(checks[name], lang)
+        said.append(t(lang, "run.why.field", field=t(lang, f"run.field.{name}"), run=run, steplab=ours))
+    return t(lang, "run.why.separator").join(said)
 
 
 PICTURES = "_run_pictures"  # (the inputs' fingerprint, language, presenter view, the pictures): built once each
@@ -247,10 +286,14 @@ def pictures(ex: Explanation, lang: str, presenter: bool) -> None:
             st.caption(picture.alt)
 
 
-QUIET = ("agrees", "differs", "not_planned")  # said by the verdict already
+FAILURE = ("failed", "failure_matched", "failure_matched_if", "failure_other_refusal", "failure_gap", "failure_unchecked",
+           "failure_stopped")
+QUIET = ("agrees", "differs", "not_planned", "different_runs", *FAILURE)  # said by the verdict already
 
 
 def findings(ex: Explanation, lang: str) -> None:
+    if not ex.readable:
+        return  # the verdict named every file with why it was not read
     cause_codes = {cause.code for cause in ex.causes}
     shown = [f for f in ex.findings if f.code not in QUIET and not (f.code in cause_codes and f.message.key.startswith(
         "runfiles.cause."))]
@@ -266,12 +309,12 @@ def setup(ex: Explanation, lang: str) -> None:
     """The setup StepLab planned with, each value with its source, and the values the files disagree on."""
     values = ex.setup_values()
     rows = [{t(lang, "run.setup.field"): name, t(lang, "run.setup.value"): value_text(found.value),
-             t(lang, "run.setup.source"): str(found.source)}
+             t(lang, "run.setup.source"): source_text(found.source, lang)}
             for name in SETUP_SHOWN if (found := values.get(name)) is not None and found.source.key != "default"]
     with st.expander(t(lang, "run.setup.heading"), icon=":material/tune:"):
         st.dataframe(rows, hide_index=True, width="stretch", height=_height(len(rows)), key="run_setup")
         for name, seen in ex.setup.conflicts().items():
-            said = " · ".join(f"`{value_text(f.value)}` ({f.source})" for f in seen)
+            said = " · ".join(f"`{value_text(f.value)}` ({source_text(f.source, lang)})" for f in seen)
             st.markdown(t(lang, "run.setup.conflict", field=name, values=said))
         if ex.planning.planned is not None:
             st.button(t(lang, "run.setup.use"), key="run_use_setup", on_click=_use_setup, args=(ex,),
