@@ -48,11 +48,7 @@ def assert_planned_as_run(profile: str, case: dict, result: dict) -> None:
     np.testing.assert_allclose(plan.learning_rates(), result["lr_per_step"], rtol=1e-12, atol=0)
 
 
-KNOWN_DISAGREEMENTS = {
-    ("hf-4.46", case_id): "StepLab's hf-4.46 row refuses every empty dataloader with GA=1's TypeError; when the "
-    "first update asks for two or more micro-batches (N % GA >= 2), accelerate 1.1.1 raises UnboundLocalError"
-    for case_id in ("bs_gt_n_droplast_ga4", "ws2_n7_bs5_ga4_droplast")
-}
+KNOWN_DISAGREEMENTS: dict[tuple[str, str], str] = {}
 """Recorded runs StepLab does not plan yet, each with why: the test fails (strict) the day it does."""
 
 

@@ -140,7 +140,9 @@ def _horizon(setup: TrainingSetup, profile: TrainerProfile, length: int) -> tupl
         return setup.max_steps, setup.max_steps, sys.maxsize
     if length == 0:
         if profile.empty_loader_error:
-            raise TrainerRefusal(*profile.empty_loader_error)
+            asked = setup.num_samples % ga or ga  # the first update's micro-batches (`remainder` of num_examples)
+            raise TrainerRefusal(*(profile.empty_loader_many_error if asked >= 2 and profile.empty_loader_many_error
+                                   else profile.empty_loader_error))
         if setup.max_steps > 0:
             return setup.max_steps, setup.max_steps, sys.maxsize
         raise TrainerRefusal("ValueError", NO_LENGTH.format(max_steps=setup.max_steps))

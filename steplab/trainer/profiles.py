@@ -58,6 +58,9 @@ class TrainerProfile:
     load_best_ratio_multiple: bool = True  # `load_best_model_at_end` takes save_steps a ratio multiple of eval_steps
     # (0.3 of 0.1); ≤ 4.51 fall through to the "round multiple" refusal whenever `save_steps % eval_steps` is not 0
     load_best_names_best: bool = True  # its strategies-must-match refusal says "except when --save_strategy="best""
+    empty_loader_many_error: tuple[str, str] | None = None  # an empty dataloader whose first update asks for two or
+    # more micro-batches (num_samples % GA, or GA): 4.46.3's `get_batch_samples` calls `next` again on accelerate
+    # 1.1.1's spent `DataLoaderShard`, which fails on its unset `current_batch` (recorded: tests/data/golden/hf-4.46.json)
     # (5.4 on)
     no_length_words: str = "old"  # `Trainer.__init__`'s refusal of a dataset with no length and no max_steps:
     # "old" (4.46 – 5.6: "... for the learning rate scheduler.") or "new" (5.24: "... to bound the training loop ...")
@@ -118,6 +121,8 @@ PROFILES: dict[str, TrainerProfile] = {
             scheduler_release="4.46", logged_rate="next", floats_4g=False, resume_restarts_count=True,
             loss_scaling="mean_then_tokens",
             save_strategy_best=False, load_best_ratio_multiple=False, load_best_names_best=False,
+            empty_loader_many_error=("UnboundLocalError",
+                                     "cannot access local variable 'current_batch' where it is not associated with a value"),
         ),
         TrainerProfile(
             id="lightning-2", framework="lightning", matched="lightning 2.6.6", releases="PyTorch Lightning 2.x",
