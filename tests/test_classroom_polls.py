@@ -554,7 +554,7 @@ def test_the_choosers_label_is_plain_and_the_same_for_every_seed(qid):
             assert label.zh == question.prompt.zh.replace("`", "").replace("**", "")
 
 
-EPOCH_ANSWERS = ("num_update_steps_per_epoch", "micro_batches_per_epoch", "total_train_batch_size")
+EPOCH_ANSWERS = ("num_update_steps_per_epoch", "first_epoch_end_step", "micro_batches_per_epoch", "total_train_batch_size")
 EPOCH_QUESTIONS = [qid for qid in OFFERED if BANK[qid].kind == "numeric" and BANK[qid].answer in EPOCH_ANSWERS]
 
 

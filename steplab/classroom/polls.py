@@ -594,7 +594,7 @@ def _epoch_traps(plan: Plan, asked: str) -> list[Trap]:
         except (SetupError, TrainerRefusal):
             return None
 
-    if asked == "num_update_steps_per_epoch":
+    if asked in ("num_update_steps_per_epoch", "first_epoch_end_step"):  # the first epoch ends at its last update
         if ga > 1:
             traps.append(Trap(float(micro), msg("poll.trap.epoch_micro_as_updates", value=micro, ga=ga, count=micro)))
         if gpus > 1 and (one := other(world_size=1)) is not None:
