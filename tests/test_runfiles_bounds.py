@@ -104,3 +104,25 @@ def test_a_console_reads_the_same_rows_fast_and_slow() -> None:
     state = json.loads((GRPO / "checkpoint-12" / "trainer_state.json").read_text())
     logged = [row["learning_rate"] for row in state["log_history"] if "loss" in row]
     assert rows.column("learning_rate") == pytest.approx(logged, rel=5e-4)
+
+
+def test_a_large_input_is_explained_apart_as_here() -> None:
+    """/run's large uploads are explained in a child at the lowest priority: its answer is the same explanation
+    (a failed run's refusal included, which pickles through `apart`'s reducer)."""
+    import pickle
+    import subprocess
+    import sys
+
+    from steplab.runfiles.apart import APART_BYTES, PACKAGE_ROOT, explain_apart, explain_given
+
+    folder = DATA / "trl-runs" / "failed_grpo_divisible"
+    given = {"uploads": [("console.log", (folder / "console.log").read_bytes() + b" " * APART_BYTES),
+                         ("config.yaml", (folder / "config.yaml").read_bytes())],
+             "paste": "", "yaml": "", "trainer": None}
+    done = subprocess.run([sys.executable, "-m", "steplab.runfiles.apart"], input=pickle.dumps(given),
+                          capture_output=True, check=True, cwd=PACKAGE_ROOT)
+    apart = pickle.loads(done.stdout)
+    here = explain_given(given)
+    assert apart.record("zh") == here.record("zh") == explain_apart(given).record("zh")
+    assert apart.planning.refusal.message == here.planning.refusal.message
+    assert [f.code for f in apart.findings][:2] == ["failed", "failure_matched"]

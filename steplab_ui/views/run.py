@@ -11,10 +11,9 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from steplab.i18n import fmt_float, fmt_int, t
-from steplab.runfiles import kinds, limits
-from steplab.runfiles.explain import explain_entries
+from steplab.runfiles import limits
+from steplab.runfiles.apart import explain_apart
 from steplab.runfiles.explanation import Explanation
-from steplab.runfiles.gather import text_entry, upload_entries
 from steplab.runfiles.reconcile import Check
 from steplab.runfiles.reconstruct import STEPLAB
 from steplab.runfiles.sources import Source
@@ -91,19 +90,7 @@ def explanation(given: dict[str, Any]) -> Explanation | None:
     cached = st.session_state.get(RESULT)
     if cached is not None and cached[0] == key:
         return cached[1]
-    problems: list = []
-    entries = upload_entries(given["uploads"], problems)
-    pasted = given["paste"]
-    config = ("pasted.yaml", given["yaml"]) if given["yaml"].strip() else None
-    if pasted.strip():
-        kind = kinds.sniff(pasted)
-        if kind == kinds.CONFIG and config is None:
-            config = ("pasted.yaml", pasted)
-        else:
-            name = {kinds.STATE: "pasted/trainer_state.json", kinds.TRAINER_LOG: "pasted/trainer_log.jsonl"}.get(
-                kind, "pasted/console.log")
-            entries.append(text_entry(name, pasted))
-    result = explain_entries(entries, problems, config=config, trainer=given["trainer"])
+    result = explain_apart(given)  # a large upload in a child at the lowest priority: the others' reruns go first
     st.session_state[RESULT] = (key, result)
     return result
 
