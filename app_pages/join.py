@@ -116,10 +116,11 @@ def follow(poll_id: int | None) -> None:
     redraws the page (the answer form is not redrawn in between, so what a student is typing stays); under an open
     question (`poll_id`), the answer the store holds, or why the last Send was refused.
 
-    The answer's line is drawn here, from the store, and not only by the run a Send makes: Streamlit drops the
-    output of a run that ended just before a refresh of this fragment reached the server (the refresh starts a new
-    script runner, and the messages still queued from the old one are discarded), and the page kept saying "not
-    answered yet" over an answer the store held. Now the next refresh, at most two seconds later, says it."""
+    The answer's line is drawn here, from the store, and not only by the run a Send makes: drawn only there, the
+    page said "not answered yet" over an answer the store held until the next full run (the reveal) whenever that
+    run's output did not reach the page (a refresh that starts a new script runner discards the events still
+    queued from the one it replaces; a connection that drops). Now every refresh, at most two seconds apart,
+    says what the store holds."""
     try:
         now = room.question(token)
     except ClassError:

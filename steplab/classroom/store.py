@@ -61,10 +61,11 @@ MAX_STUDENTS = 500  # per class
 # address the page was reached from: `client` of `join`) may take at most JOINS_PER_CLIENT seats of a class in it, and
 # a class hands out at most JOINS_PER_CLASS seats in it, whoever asks. A room behind one campus NAT is one client:
 # sixty students there get in within two minutes (the refused ones are told how many seconds to wait); one script
-# needs seventeen minutes to fill a class, and a thousand addresses four.
+# needs seventeen minutes to fill a class, and however many addresses it has, a minute and forty seconds, while a
+# lecture hall of MAX_STUDENTS that scans the code at once is seated in as long.
 JOIN_WINDOW = timedelta(minutes=1)
 JOINS_PER_CLIENT = 30
-JOINS_PER_CLASS = 120
+JOINS_PER_CLASS = 300
 ANSWER_INTERVAL = timedelta(seconds=1)  # a seat may send at most one answer per interval ...
 MAX_ANSWERS_PER_POLL = 20  # ... and change its answer at most this many times per poll
 MAX_TOKEN_CHARS = 100  # a longer "token" is refused before it is hashed
