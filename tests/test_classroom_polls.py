@@ -590,3 +590,77 @@ def test_an_epoch_or_batch_question_names_the_lessons_wrong_rules(qid, seed):
             assert polls.trap_for(poll, float(value)) is not None, (key, value)
             if key in by_rule:
                 assert by_rule[key] == value, key
+
+
+NUMERIC_OFFERED = [qid for qid in OFFERED if BANK[qid].kind in ("numeric", "grpo")]
+
+
+@pytest.mark.parametrize("qid", NUMERIC_OFFERED)
+@pytest.mark.parametrize("seed", range(8))
+def test_every_numeric_class_question_names_wrong_rules(qid, seed):
+    """Every number the class can be asked gets at least one wrong rule in its reveal, each a value that is not the
+    answer, said once, in both languages with no placeholder left."""
+    shown = polls.reveal(polls.poll_from_bank(qid, seed))
+    assert shown.traps, qid
+    values = [trap.value for trap in shown.traps]
+    assert len(values) == len(set(values)) and shown.answer not in values
+    for trap in shown.traps:
+        for lang in LANGUAGES:
+            text = trap.why.get(lang)
+            assert "{" not in text and "}" not in text, (trap.why.key, text)
+
+
+def quantity_rules(question: quiz.Question) -> dict[str, float]:
+    """The wrong rules of lessons 4 – 8 and 10, each worked out here from plans of its own (not the reveal's code)."""
+    s = question.setup
+    plan = make_plan(s)
+    micro, per_epoch, ga = plan.micro_batches_per_epoch, plan.num_update_steps_per_epoch, s.gradient_accumulation_steps
+    asked = question.spec.answer
+    if asked == "eval_every_epochs":
+        return {"poll.trap.eval_per_epoch": per_epoch / s.eval_steps, "poll.trap.eval_steps_as_epochs": s.eval_steps,
+                **({"poll.trap.eval_micro_as_steps": s.eval_steps / micro} if micro != per_epoch else {})}
+    if asked == "save_count":
+        rules = {"poll.trap.saves_micro_as_steps": int(micro * s.num_train_epochs // s.save_steps)}
+        if s.num_train_epochs > 1:
+            first_end = per_epoch  # the first epoch ends at its last update
+            rules["poll.trap.saves_one_epoch"] = first_end // s.save_steps
+        return rules
+    if asked == "final_epoch":
+        return {"poll.trap.final_epoch_as_set": s.num_train_epochs,
+                **({"poll.trap.final_epoch_micro": plan.optimizer_steps / micro} if micro != per_epoch else {})}
+    if asked == "warmup_steps":
+        exact = s.warmup_ratio * 10**6 * plan.max_steps / 10**6  # the decimal product, not 0.07's float
+        return {"poll.trap.warmup_exact_product": math.ceil(round(exact, 9)),
+                **({"poll.trap.warmup_one_epoch": math.ceil(round(per_epoch * s.warmup_ratio, 9))}
+                   if s.num_train_epochs != 1 else {})}
+    if asked == "samples_duplicated_per_epoch":
+        rules = {"poll.trap.duplicated_one_gpu": make_plan(s.replace(world_size=1)).epoch.duplicated}
+        dropped = make_plan(s.replace(dataloader_drop_last=True)).epoch.dropped
+        return {**rules, **({"poll.trap.duplicated_as_dropped": dropped} if dropped else {})}
+    if asked == "last_group_micro_batches":
+        return {"poll.trap.last_group_from_samples": s.num_samples % ga or ga, "poll.trap.last_group_full": ga,
+                **({"poll.trap.last_group_zero": 0} if micro % ga == 0 else {})}
+    return {}
+
+
+QUANTITY_QUESTIONS = [qid for qid in NUMERIC_OFFERED if BANK[qid].answer in polls.QUANTITY_TRAPS]
+
+
+@pytest.mark.parametrize("qid", QUANTITY_QUESTIONS)
+@pytest.mark.parametrize("seed", range(10))
+def test_the_wrong_rules_of_one_quantity_are_the_hand_worked_ones(qid, seed):
+    """A room's answer that a wrong rule gives is matched to that rule (unless another rule, or the answer, gives the
+    same number)."""
+    assert {"eval_every_epochs", "save_count", "final_epoch", "warmup_steps", "samples_duplicated_per_epoch",
+            "last_group_micro_batches"} == set(polls.QUANTITY_TRAPS)
+    poll = polls.poll_from_bank(qid, seed)
+    question = quiz.generate(BANK[qid], seed)
+    shown = {trap.why.key: trap.value for trap in polls.reveal(poll).traps}
+    for key, value in quantity_rules(question).items():
+        if math.isclose(value, question.answer, rel_tol=1e-9):
+            assert key not in shown
+            continue
+        found = polls.trap_for(poll, float(value))
+        assert found is not None, (key, value)
+        if key in shown:
+            assert math.isclose(shown[key], value, rel_tol=1e-9), (key, shown[key], value)

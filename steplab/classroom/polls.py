@@ -36,11 +36,12 @@ from steplab.teaching.explain import Line, explain
 from steplab.teaching.quiz import QuizError, bank_by_id, generate, grade, parse_number
 from steplab.teaching.quiz.grade import FULLWIDTH_NUMBER, numbers_match, worked_for
 from steplab.teaching.quiz.schema import NUMERIC_KINDS, WORKED_FOR, Question
+from steplab.trainer.events import events, interval
 from steplab.trainer.fields import FIELD_NAMES, FIELDS
 from steplab.trainer.plan import Plan, make_plan
 from steplab.trainer.profiles import PROFILES
 from steplab.trainer.query import plain_value
-from steplab.trainer.setup import TrainingSetup, setup_from_mapping
+from steplab.trainer.setup import DEFAULTS, TrainingSetup, setup_from_mapping
 from steplab.trl.grpo import GrpoPlan
 
 PollKind = Literal["setup", "change", "bank"]
@@ -579,6 +580,14 @@ def _setup_traps(plan: Plan) -> list[Trap]:
     return traps
 
 
+def _replanned(setup: TrainingSetup, **changes: Any) -> Plan | None:
+    """The plan of `setup` with `changes`, or None when the Trainer (or StepLab) refuses it."""
+    try:
+        return make_plan(setup.replace(**changes))
+    except (SetupError, TrainerRefusal):
+        return None
+
+
 def _epoch_traps(plan: Plan, asked: str) -> list[Trap]:
     """The wrong rules for a question about one epoch or one update (the lessons before the total): the
     micro-batches taken for updates or the other way round, the GPUs or the accumulation forgotten, the samples
@@ -588,16 +597,10 @@ def _epoch_traps(plan: Plan, asked: str) -> list[Trap]:
     micro, per_epoch = plan.micro_batches_per_epoch, plan.num_update_steps_per_epoch
     traps: list[Trap] = []
 
-    def other(**changes: Any) -> Plan | None:
-        try:
-            return make_plan(s.replace(**changes))
-        except (SetupError, TrainerRefusal):
-            return None
-
     if asked in ("num_update_steps_per_epoch", "first_epoch_end_step"):  # the first epoch ends at its last update
         if ga > 1:
             traps.append(Trap(float(micro), msg("poll.trap.epoch_micro_as_updates", value=micro, ga=ga, count=micro)))
-        if gpus > 1 and (one := other(world_size=1)) is not None:
+        if gpus > 1 and (one := _replanned(s, world_size=1)) is not None:
             traps.append(Trap(float(one.num_update_steps_per_epoch), msg(
                 "poll.trap.epoch_forgot_gpus", value=one.num_update_steps_per_epoch, gpus=gpus, micro=micro,
                 count=gpus)))
@@ -608,11 +611,11 @@ def _epoch_traps(plan: Plan, asked: str) -> list[Trap]:
         if ga > 1:
             traps.append(Trap(float(per_epoch), msg("poll.trap.epoch_updates_as_micro", value=per_epoch, ga=ga,
                                                     count=per_epoch)))
-        if (flipped := other(dataloader_drop_last=not s.dataloader_drop_last)) is not None:
+        if (flipped := _replanned(s, dataloader_drop_last=not s.dataloader_drop_last)) is not None:
             value = flipped.micro_batches_per_epoch
             key = "poll.trap.epoch_kept_last" if s.dataloader_drop_last else "poll.trap.epoch_dropped_last"
             traps.append(Trap(float(value), msg(key, value=value, count=value)))
-        if gpus > 1 and (one := other(world_size=1)) is not None:
+        if gpus > 1 and (one := _replanned(s, world_size=1)) is not None:
             traps.append(Trap(float(one.micro_batches_per_epoch), msg(
                 "poll.trap.epoch_forgot_gpus_micro", value=one.micro_batches_per_epoch, gpus=gpus, count=gpus)))
     elif asked == "total_train_batch_size":
@@ -624,6 +627,96 @@ def _epoch_traps(plan: Plan, asked: str) -> list[Trap]:
                                                        batch=batch, gpus=gpus, ga=ga, count=ga)))
         traps.append(Trap(float(batch), msg("poll.trap.batch_one_micro_batch", value=batch, count=batch)))
     return traps
+
+
+def _quantity_traps(plan: Plan, asked: str) -> list[Trap]:
+    """The wrong rules for the questions of lessons 4 – 8 and 10 that ask for one quantity besides the steps: how far
+    apart evaluations are, the checkpoints saved, the epoch the run ends at, the warmup steps, the samples reused, the
+    last accumulation group. Each value is the engine's, for a changed setup or a quantity of the plan taken for
+    another (the micro-batches for the updates, one epoch for all, the rounding the other way)."""
+    s = plan.setup
+    ga, micro, per_epoch = s.gradient_accumulation_steps, plan.micro_batches_per_epoch, plan.num_update_steps_per_epoch
+    epochs = whole(s.num_train_epochs)
+    traps: list[Trap] = []
+
+    if asked == "eval_every_epochs" and (every := interval(plan, "eval")):
+        if micro != per_epoch:
+            value = Fraction(every, micro)
+            traps.append(Trap(float(value), msg("poll.trap.eval_micro_as_steps", value=_exact(value), every=every,
+                                                micro=micro, per_epoch=per_epoch)))
+        traps.append(Trap(float(Fraction(per_epoch, every)), msg(
+            "poll.trap.eval_per_epoch", value=_exact(Fraction(per_epoch, every)), every=every, per_epoch=per_epoch)))
+        traps.append(Trap(float(every), msg("poll.trap.eval_steps_as_epochs", value=every, every=every)))
+    elif asked == "save_count" and (every := interval(plan, "save")):
+        saves = events(plan, "save")
+        ends = plan.epoch_end_steps(1)
+        if s.num_train_epochs > 1 and ends:
+            first = sum(1 for step in saves.steps() if step <= ends[0])
+            traps.append(Trap(float(first), msg("poll.trap.saves_one_epoch", value=first, epochs=epochs,
+                                                per_epoch=per_epoch)))
+        multiples = plan.max_steps // every
+        if multiples != saves.count():
+            traps.append(Trap(float(multiples), msg("poll.trap.saves_multiples_only", value=multiples,
+                                                    total=plan.max_steps, every=every)))
+        elif plan.max_steps % every:
+            traps.append(Trap(float(multiples + 1), msg("poll.trap.saves_last_added", value=multiples + 1,
+                                                        total=plan.max_steps, every=every)))
+        if micro != per_epoch:
+            value = int(Fraction(micro) * Fraction(s.num_train_epochs) // every)
+            traps.append(Trap(float(value), msg("poll.trap.saves_micro_as_steps", value=value, micro=micro,
+                                                epochs=epochs, every=every)))
+    elif asked == "final_epoch":
+        if plan.final_epoch != s.num_train_epochs:
+            traps.append(Trap(float(s.num_train_epochs), msg("poll.trap.final_epoch_as_set", value=epochs,
+                                                             steps=plan.optimizer_steps)))
+        if micro != per_epoch:
+            value = Fraction(plan.optimizer_steps, micro)
+            traps.append(Trap(float(value), msg("poll.trap.final_epoch_micro", value=_exact(value),
+                                                steps=plan.optimizer_steps, micro=micro)))
+        if s.trainer != DEFAULTS.trainer and (newer := _replanned(s, trainer=DEFAULTS.trainer)) is not None:
+            traps.append(Trap(float(newer.final_epoch), msg("poll.trap.final_epoch_other_release",
+                                                            value=_exact(newer.final_epoch), release=DEFAULTS.trainer)))
+    elif asked == "warmup_steps" and s.warmup_ratio and not s.warmup_steps:
+        ratio = Fraction(str(s.warmup_ratio))  # the decimal the learner reads, not the float the Trainer multiplies
+        exact = math.ceil(plan.max_steps * ratio)
+        traps.append(Trap(float(exact), msg("poll.trap.warmup_exact_product", value=exact, total=plan.max_steps,
+                                            ratio=s.warmup_ratio)))
+        down = math.floor(plan.max_steps * ratio)
+        traps.append(Trap(float(down), msg("poll.trap.warmup_rounded_down", value=down, total=plan.max_steps,
+                                           ratio=s.warmup_ratio)))
+        if micro != per_epoch:
+            value = math.ceil(Fraction(micro) * Fraction(s.num_train_epochs) * ratio)
+            traps.append(Trap(float(value), msg("poll.trap.warmup_micro", value=value, micro=micro, epochs=epochs,
+                                                ratio=s.warmup_ratio, total=plan.max_steps)))
+        if s.num_train_epochs != 1:
+            one = math.ceil(per_epoch * ratio)
+            traps.append(Trap(float(one), msg("poll.trap.warmup_one_epoch", value=one, per_epoch=per_epoch,
+                                              ratio=s.warmup_ratio, total=plan.max_steps)))
+    elif asked == "samples_duplicated_per_epoch":
+        if s.world_size > 1 and (one := _replanned(s, world_size=1)) is not None:
+            traps.append(Trap(float(one.epoch.duplicated), msg("poll.trap.duplicated_one_gpu",
+                                                               value=one.epoch.duplicated, gpus=s.world_size)))
+        if (dropping := _replanned(s, dataloader_drop_last=True)) is not None and dropping.epoch.dropped:
+            traps.append(Trap(float(dropping.epoch.dropped), msg("poll.trap.duplicated_as_dropped",
+                                                                 value=dropping.epoch.dropped)))
+    elif asked == "last_group_micro_batches":
+        from_samples = s.num_samples % ga or ga
+        traps.append(Trap(float(from_samples), msg("poll.trap.last_group_from_samples", value=from_samples,
+                                                   samples=s.num_samples, ga=ga, micro=micro)))
+        traps.append(Trap(float(ga), msg("poll.trap.last_group_full", value=ga, micro=micro, ga=ga)))
+        if micro % ga == 0:
+            traps.append(Trap(0.0, msg("poll.trap.last_group_zero", value=0, micro=micro, ga=ga)))
+    return traps
+
+
+def _exact(value: Fraction | float) -> str:
+    """A decimal as a sentence says it, to six significant digits (0.0625, not 0.062)."""
+    return f"{float(value):.6g}"
+
+
+QUANTITY_TRAPS = ("eval_every_epochs", "save_count", "final_epoch", "warmup_steps", "samples_duplicated_per_epoch",
+                  "last_group_micro_batches")
+"""The questions `_quantity_traps` knows the wrong rules of."""
 
 
 def _grpo_traps(plan: GrpoPlan, asked: str | None) -> list[Trap]:
@@ -710,6 +803,8 @@ def _reveal_cached(poll: Poll) -> Reveal:
         if question.kind == "numeric" and question.setup is not None:
             if question.spec.answer == "max_steps":
                 traps = _setup_traps(make_plan(question.setup))
+            elif question.spec.answer in QUANTITY_TRAPS:
+                traps = _quantity_traps(make_plan(question.setup), question.spec.answer)
             else:
                 traps = _epoch_traps(make_plan(question.setup), question.spec.answer or "")
         if question.run is not None:
