@@ -181,6 +181,11 @@ def _read_values(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], d
         count["bypassed_keys"] = [key for key in DATA_KEYS_BYPASSED if key in document] + (["--dataset-rows"]
                                                                                             if rows else [])
     count["world_size_source"] = "given" if "world_size" in values else "assumed"
+    if document.get("deepspeed"):  # the JSON beside the YAML, found from the current folder as the Trainer finds it
+        count["deepspeed"] = str(document["deepspeed"])
+        count["arguments"] = {k: document[k] for k in ("max_grad_norm", "adam_beta1", "adam_beta2", "adam_epsilon",
+                                                        "weight_decay", "fp16", "fp16_full_eval", "bf16",
+                                                        "bf16_full_eval", "auto_find_batch_size") if k in document}
     resume = document.get("resume_from_checkpoint")
     if resume not in (None, False, ""):
         from steplab.io.checkpoint import read_checkpoint
@@ -231,6 +236,28 @@ def _deepspeed_json(value: Any) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return found if isinstance(found, dict) else None
+
+
+def _deepspeed(result: dict[str, Any], setup: TrainingSetup, trl: bool, path: str, arguments: dict[str, Any]) -> None:
+    """A YAML's `deepspeed:` JSON: its `auto` values as the Trainer fills them (`deepspeed_filled`), the Trainer's
+    refusal of explicit values that disagree (a `TrainerRefusal`: exit 3), and a warning when its own optimizer or
+    scheduler replaces the Trainer's learning rates, or when the file is not here to read."""
+    from steplab.trainer.deepspeed import check_deepspeed, fill, scheduler_block
+
+    try:
+        config = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        config = None
+    if not isinstance(config, dict) or trl:
+        result["warnings"].append({"code": "deepspeed_not_read", "message": t("en", "config_io.deepspeed_not_read",
+                                                                               path=path)})
+        return
+    plan = make_plan(setup)
+    check_deepspeed(config, plan, arguments)
+    result["deepspeed_filled"] = fill(config, plan, arguments)[0]
+    if scheduler_block(config):
+        result["warnings"].append({"code": "deepspeed_schedule", "message": t("en", "config_io.deepspeed_schedule",
+                                                                               path=path)})
 
 
 def _resume(result: dict[str, Any], setup: TrainingSetup, trl: bool, checkpoint: Any) -> None:
@@ -304,6 +331,8 @@ def main(argv: list[str] | None = None) -> int:
             result["warnings"].append({"code": "num_samples_estimated", "message": t(
                 "en", "dataset.estimated", low=count["num_samples_range"][0], high=setup.num_samples,
                 steps_low=count["max_steps_range"][0], steps_high=max_steps)})
+        if count.get("deepspeed") is not None:
+            _deepspeed(result, setup, trl, count.pop("deepspeed"), count.pop("arguments", {}))
         if count.get("resume") is not None:
             _resume(result, setup, trl, count.pop("resume"))
         rates = result.pop("learning_rates", None)  # kept last: the one big field

@@ -95,7 +95,7 @@ def test_ray_example_gives_world_size():
 def test_deepspeed_and_commented_eval_notes():
     result = read_config((EXAMPLES / "train_lora__qwen3_lora_sft_ds3.yaml").read_text(encoding="utf-8"))
     notes = " ".join(note.en for note in result.notes)
-    assert "deepspeed config file was not read" in notes
+    assert "explicit values that disagree make the Trainer refuse at start" in notes
     assert "Evaluation is commented out" in notes
     assert "deepspeed" in result.ignored
     assert "world_size" not in result.values

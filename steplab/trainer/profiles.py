@@ -62,6 +62,8 @@ class TrainerProfile:
     # more micro-batches (num_samples % GA, or GA): 4.46.3's `get_batch_samples` calls `next` again on accelerate
     # 1.1.1's spent `DataLoaderShard`, which fails on its unset `current_batch` (recorded: tests/data/golden/hf-4.46.json)
     # (5.4 on)
+    deepspeed_warmup_floor: int = 0  # `HfTrainerDeepSpeedConfig.trainer_config_finalize` fills `warmup_num_steps`
+    # with max(floor, warmup steps): 1 in 5.24 (DeepSpeed 0.19.6 refuses 0), none before
     no_length_words: str = "old"  # `Trainer.__init__`'s refusal of a dataset with no length and no max_steps:
     # "old" (4.46 – 5.6: "... for the learning rate scheduler.") or "new" (5.24: "... to bound the training loop ...")
 
@@ -80,7 +82,7 @@ PROFILES: dict[str, TrainerProfile] = {
             final_eval=True, final_save_any_strategy=False, warmup_steps_ratio=True, warmup_ratio="refused",
             empty_loader_error=None, log_block="5",
             scheduler_release="5", logged_rate="used", floats_4g=True, resume_restarts_count=False,
-            no_length_words="new",
+            no_length_words="new", deepspeed_warmup_floor=1,
         ),
         TrainerProfile(
             id="hf-5.6", framework="transformers", matched="transformers 5.6.0", releases="5.4 – 5.14",

@@ -111,9 +111,21 @@ def link_problem(key: str, values: Sequence[str]) -> tuple[str, int | str] | Non
     if length > MAX_URL_PARAMETER:
         return "url.too_long", length
     if key not in FIELDS:
-        close = difflib.get_close_matches(key, FIELD_NAMES, n=1, cutoff=0.8)
-        return ("url.unknown", close[0]) if close else None
+        meant = field_meant(key)
+        return ("url.unknown", meant) if meant else None
     return None
+
+
+def field_meant(key: str) -> str | None:
+    """The setup field a misspelt key most likely means: the closest names (similarity 0.8 or more), and among those
+    nearly as close as the best (within 0.05), the one the field table lists first: it lists the fields that count
+    first (`per_device_batch_size` is `per_device_train_batch_size`, not the later `per_device_eval_batch_size`)."""
+    close = difflib.get_close_matches(key, FIELD_NAMES, n=5, cutoff=0.8)
+    if not close:
+        return None
+    ratio = {name: difflib.SequenceMatcher(None, key, name).ratio() for name in close}
+    best = max(ratio.values())
+    return min((name for name in close if ratio[name] >= best - 0.05), key=FIELD_NAMES.index)
 
 
 def _problems(raw: Mapping[str, str], base: TrainingSetup) -> tuple[TrainingSetup, dict[str, SetupError]]:
