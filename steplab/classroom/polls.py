@@ -462,14 +462,16 @@ def unit(poll: Poll) -> str | None:
 
 @lru_cache(maxsize=16)
 def unit_words(name: str) -> tuple[str, ...]:
-    """The words of unit `name` a student may type, in either language, longest first ("条样本" before "条")."""
+    """The words of unit `name` a student may type, in either language, longest first (a measure word with its noun
+    before the measure word alone)."""
     words = {word.strip() for lang in LANGUAGES for word in t(lang, f"poll.unit.{name}").split("/")}
     return tuple(sorted((word for word in words if word), key=len, reverse=True))
 
 
 def without_unit(poll: Poll, text: str) -> str:
-    """A typed answer without the one trailing unit the question asks for: "75步", "75 steps" and "1,600 条样本"
-    read as the number; another word is left for the number reader to refuse."""
+    """A typed answer without the one trailing unit the question asks for: "75 steps", and the same with the Chinese
+    word for steps or samples right after the number, read as the number; another word is left for the number reader
+    to refuse."""
     name = unit(poll)
     stripped = text.strip()
     if name is None:
