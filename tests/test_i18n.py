@@ -55,3 +55,16 @@ def test_the_warmup_ratio_warning_shows_init_as_typed():
     for lang in LANGUAGES:
         said = _rendered(f"**{warning.text.get(lang)}**  \n{warning.fix.get(lang)}")
         assert "TrainingArguments.__init__()" in said and "<strong>init</strong>" not in said
+
+
+def test_a_template_row_error_shows_its_exception_and_the_row_as_typed():
+    """A dataset row that a template cannot write is refused with the exception's words and the row's text as code:
+    a row holding `__init__` or `*stars*` is shown as typed, in both languages."""
+    from steplab.dataset.templates import _refused, templates
+
+    template = next(iter(templates().values()))
+    error = _refused("dataset.bad_tools", template, "call *stars* __init__", ValueError("bad __init__ [x](y)"))
+    for lang in LANGUAGES:
+        said = _rendered(error.message(lang))
+        assert "<strong>" not in said and "<em>" not in said and "<a " not in said
+        assert "__init__" in said and said.count("<code>") >= 2

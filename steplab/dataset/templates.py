@@ -21,6 +21,7 @@ import yaml
 from steplab.dataset import tool_formats
 from steplab.dataset.errors import DatasetError
 from steplab.dataset.examples import ASSISTANT, FUNCTION, OBSERVATION, USER
+from steplab.i18n import code as as_code
 
 TEMPLATES_FILE = Path(__file__).with_name("templates.yaml")
 THOUGHT_WORDS = ("<think>\n", "\n</think>\n\n")
@@ -177,7 +178,8 @@ def _apply(slots: Slots, **values: str) -> list[Element]:
 
 def _refused(code: str, template: Template, text: str, error: Exception) -> DatasetError:
     shown = text if len(text) <= 120 else text[:117] + "..."
-    return DatasetError(code, template=template.name or "-", text=shown, error=f"{type(error).__name__}: {error}")
+    return DatasetError(code, template=template.name or "-", text=as_code(shown),
+                        error=as_code(f"{type(error).__name__}: {error}"))
 
 
 def tools_text(template: Template, tools: str, day: datetime.date) -> str:

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from steplab.i18n import fmt_float, msg
+from steplab.i18n import code, fmt_float, msg
 from steplab.runfiles import release
 from steplab.runfiles.explanation import Explanation, Finding
 from steplab.runfiles.failure import failure_findings
@@ -462,7 +462,7 @@ def findings(ex: Explanation) -> list[Finding]:
     """Every finding, a failed run's error first, then the causes."""
     failed = _failure(ex)
     if ex.planning.planned is None:
-        reason = ex.planning.problem or (msg("runfiles.refused", error=str(ex.planning.refusal))
+        reason = ex.planning.problem or (msg("runfiles.refused", error=code(str(ex.planning.refusal)))
                                          if ex.planning.refusal else msg("runfiles.no_plan"))
         said = [] if failed else [Finding("not_planned", reason)]
         return [*failed, *said, *_files(ex), *_census(ex), *_unparsed(ex), *_inferred(ex), *_trainer_class(ex), *_last_row(ex),
