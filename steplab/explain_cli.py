@@ -63,7 +63,8 @@ def run(args: argparse.Namespace) -> tuple[int, dict[str, Any] | None]:
     record = explanation.record("en")
     if config is not None:
         named = _census(config[1])
-        record["findings"] = [*record.get("findings", []), *named.pop("unknown", [])]
+        plain = [f for f in record.get("findings", []) if f["code"] != "unknown_key"]  # /run's, without the key
+        record["findings"] = [*plain, *named.pop("unknown", [])]
         record.update(named)
     return 0, record
 

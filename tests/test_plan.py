@@ -143,7 +143,9 @@ def test_closed_form_equals_micro_batch_loop(n, b, ga, world, epochs, max_steps,
     try:
         p = plan(**values)
     except Exception as error:  # an empty dataloader is refused; nothing else may be
-        assert "len" in str(error) or "max_steps" in str(error)
+        # 4.46's empty dataloader: the TypeError, or accelerate's UnboundLocalError when the first update asks for
+        # two or more micro-batches (tests/data/golden/hf-4.46.json)
+        assert "len" in str(error) or "max_steps" in str(error) or "current_batch" in str(error)
         return
     if not p.micro_batches_per_epoch:
         assert p.optimizer_steps == 0

@@ -414,10 +414,8 @@ def _census(ex: Explanation) -> list[Finding]:
     config = ex.setup.config
     if config is None:
         return []
-    try:
-        from steplab.io import census  # type: ignore[attr-defined]
-    except ImportError:
-        return []
+    from steplab.io import census
+
     checked = census.check(config.document, str(ex.setup.value("trainer_class") or "Trainer"),
                            config.flavour == "llamafactory")
     return [*(Finding("not_modelled", item.message()) for item in checked.unmodelled),
