@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from steplab.i18n import t
 from steplab.teaching.lessons import load_lessons
 from steplab_ui.shell import presenter
+from steplab_ui.views import lesson as lesson_view
 
 from .conftest import CHROMIUM, SKIP_REASON, StreamlitServer
 from .streamlit_page import expect_no_exception, open_app, wait_for_app_run
@@ -190,8 +191,11 @@ def test_lesson_11s_self_check_fits_the_projector_with_choices_a_hand_can_hit(br
     page = context.new_page()
     try:  # by its number: `?lesson=11` opens it (issue 39 too)
         open_app(page, f"{server_url}/lessons?lesson={RL.number}&presenter=1" + ("&lang=en" if lang == "en" else ""))
+        following = page.locator(f".st-key-{lesson_view.PARTS}_next button").first
         for part in range(2, len(RL.blocks) + 1):  # each press waits for the part it opens (a press sent while
-            # the last one's run was still on its way was taken into it: two presses, one part)
+            # the last one's run was still on its way was taken into it: two presses, one part), and is sent once
+            # the button it stands for is drawn and enabled (on a busy machine the first came before it, and was lost)
+            expect(following).to_be_enabled(timeout=SLOW)
             page.keyboard.press("PageDown")
             wait_for_app_run(page, timeout=SLOW)
             expect(page.get_by_test_id("stProgress")).to_contain_text(
