@@ -92,13 +92,13 @@ def _compare(release: str, configs: list[dict], eval_dataset: bool = True) -> di
 
 
 def test_load_best_and_save_best_as_the_installed_trainer_takes_them() -> None:
-    seen = _compare(INSTALLED, best_configs(50, seed=524))
+    seen = _compare(INSTALLED, best_configs(32, seed=524))
     assert min(seen.values()) >= 5, seen
 
 
 @pytest.mark.parametrize("release", RELEASES)
 def test_load_best_and_save_best_as_each_release_takes_them(release: str) -> None:
-    seen = _compare(release, best_configs(24, seed=int(release.replace(".", ""))))
+    seen = _compare(release, best_configs(16, seed=int(release.replace(".", ""))))
     assert seen["refused"] >= 3 and seen["planned"] >= 3, seen
 
 
